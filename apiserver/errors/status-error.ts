@@ -1,0 +1,150 @@
+// The one API error type: every failure a client sees is a StatusError rendered as a meta/v1 Status.
+
+export type StatusReason =
+  | 'BadRequest' | 'Unauthorized' | 'Forbidden' | 'NotFound' | 'AlreadyExists' | 'Conflict'
+  | 'Gone' | 'Invalid' | 'ServerTimeout' | 'Timeout' | 'TooManyRequests' | 'MethodNotAllowed'
+  | 'NotAcceptable' | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'InternalError'
+  | 'Expired' | 'ServiceUnavailable'
+
+/** One entry of `details.causes`: `reason` is a CauseType such as FieldValueRequired. */
+export interface StatusCause { reason?: string; message?: string; field?: string }
+
+export interface StatusDetails {
+  name?: string
+  group?: string
+  kind?: string
+  uid?: string
+  causes?: StatusCause[]
+  retryAfterSeconds?: number
+}
+
+/** The resource an error is about, as the Status `details` names it. */
+export interface QualifiedResource { group: string; resource: string }
+
+export class StatusError extends Error {
+  readonly code: number
+  readonly reason: StatusReason
+  readonly details?: StatusDetails
+
+  constructor (code: number, reason: StatusReason, message: string, details?: StatusDetails) {
+    super(message)
+    this.name = 'StatusError'
+    this.code = code
+    this.reason = reason
+    this.details = details
+  }
+
+  /** The meta/v1 Status object for this error. */
+  toStatus (): Record<string, unknown> {
+    const status: Record<string, unknown> = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code
+    }
+    if (this.details !== undefined) status.details = this.details
+    return status
+  }
+}
+
+export function isStatusError (err: unknown): err is StatusError {
+  return err instanceof StatusError
+}
+
+function resourceLabel (qr: QualifiedResource): string {
+  return qr.group === '' ? qr.resource : `${qr.resource}.${qr.group}`
+}
+
+export function notFound (qr: QualifiedResource, name: string): StatusError {
+  return new StatusError(404, 'NotFound', `${resourceLabel(qr)} "${name}" not found`,
+    { name, group: qr.group, kind: qr.resource })
+}
+
+/** A path that names no resource at all (unknown group, version or resource type). */
+export function pathNotFound (message = 'the server could not find the requested resource'): StatusError {
+  return new StatusError(404, 'NotFound', message, {})
+}
+
+export function alreadyExists (qr: QualifiedResource, name: string): StatusError {
+  return new StatusError(409, 'AlreadyExists', `${resourceLabel(qr)} "${name}" already exists`,
+    { name, group: qr.group, kind: qr.resource })
+}
+
+export function conflict (qr: QualifiedResource, name: string, why: string): StatusError {
+  return new StatusError(409, 'Conflict',
+    `Operation cannot be fulfilled on ${resourceLabel(qr)} "${name}": ${why}`,
+    { name, group: qr.group, kind: qr.resource })
+}
+
+/** 422 with one cause per field error; `kind` is the Kind (e.g. "Pod"), as Kubernetes words it. */
+export function invalid (group: string, kind: string, name: string, causes: StatusCause[]): StatusError {
+  const list = causes.map(c => c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? ''))
+  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`
+  return new StatusError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`,
+    { name, group, kind, causes })
+}
+
+export function badRequest (message: string, causes?: StatusCause[]): StatusError {
+  return new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined)
+}
+
+export function gone (message: string): StatusError {
+  return new StatusError(410, 'Expired', message)
+}
+
+/** 410 for a resourceVersion older than retained history (the reason Kubernetes uses is Expired). */
+export function resourceVersionTooOld (message = 'too old resource version'): StatusError {
+  return new StatusError(410, 'Expired', message)
+}
+
+export function tooLargeResourceVersion (requested: number, current: number, retryAfterSeconds = 1): StatusError {
+  return new StatusError(504, 'Timeout',
+    `Too large resource version: ${requested}, current: ${current}`,
+    { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds })
+}
+
+export function methodNotAllowed (method: string, what: string): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`)
+}
+
+export function notAcceptable (supported: string[]): StatusError {
+  return new StatusError(406, 'NotAcceptable',
+    `the server was unable to respond with a content type that the client supports (supported: ${supported.join(', ')})`)
+}
+
+export function unsupportedMediaType (contentType: string, supported: string[]): StatusError {
+  return new StatusError(415, 'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: ${supported.join(', ')}`,
+    contentType ? { causes: [{ reason: 'UnsupportedMediaType', message: contentType }] } : undefined)
+}
+
+export function requestEntityTooLarge (limitBytes: number): StatusError {
+  return new StatusError(413, 'RequestEntityTooLarge', `the request body is too large: limit is ${limitBytes} bytes`)
+}
+
+export function forbidden (qr: QualifiedResource, name: string, why: string): StatusError {
+  const what = name ? `${resourceLabel(qr)} "${name}"` : resourceLabel(qr)
+  return new StatusError(403, 'Forbidden', `${what} is forbidden: ${why}`,
+    { name: name || undefined, group: qr.group, kind: qr.resource })
+}
+
+export function unauthorized (message = 'Unauthorized'): StatusError {
+  return new StatusError(401, 'Unauthorized', message)
+}
+
+export function tooManyRequests (message: string, retryAfterSeconds: number): StatusError {
+  return new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds })
+}
+
+export function serviceUnavailable (message: string): StatusError {
+  return new StatusError(503, 'ServiceUnavailable', message)
+}
+
+export function internalError (err: unknown): StatusError {
+  const why = err instanceof Error ? err.message : String(err)
+  return new StatusError(500, 'InternalError', `Internal error occurred: ${why}`,
+    { causes: [{ message: why }] })
+}

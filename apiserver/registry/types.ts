@@ -1,0 +1,141 @@
+// The registry's contract with the HTTP layer: per-resource handlers speaking parsed requests and served bytes.
+
+import type { ResourceDefinition } from '../schema/types.js'
+import type { StatusError } from '../errors/status-error.js'
+
+export interface UserInfo {
+  username: string
+  uid?: string
+  groups: string[]
+  extra?: Record<string, string[]>
+}
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict'
+
+/** What one request carries into the registry. Built by the HTTP layer; warnings flow back out. */
+export interface RequestContext {
+  user: UserInfo
+  /** dryRun=All: run every stage but persist nothing. */
+  dryRun: boolean
+  fieldManager?: string
+  fieldValidation: FieldValidation
+  userAgent?: string
+  /** The registry appends here; the HTTP layer writes one `Warning: 299 - "<text>"` header each. */
+  warnings: string[]
+}
+
+/** A request body after media decoding: the object and the paths of duplicate fields the decoder met. */
+export interface DecodedObject {
+  object: Record<string, unknown>
+  /** e.g. ["spec.replicas", "metadata.labels.app"] in the order met; reported per fieldValidation. */
+  duplicateFields: string[]
+}
+
+export interface GetOptions {
+  resourceVersion?: string
+}
+
+export interface ListQuery {
+  labelSelector?: string
+  fieldSelector?: string
+  limit?: number
+  continue?: string
+  resourceVersion?: string
+  resourceVersionMatch?: 'Exact' | 'NotOlderThan'
+}
+
+export interface WatchQuery {
+  labelSelector?: string
+  fieldSelector?: string
+  resourceVersion?: string
+  resourceVersionMatch?: 'Exact' | 'NotOlderThan'
+  allowWatchBookmarks?: boolean
+  sendInitialEvents?: boolean
+  /** Watch of a single object (GET .../name?watch=1) is a field selector on metadata.name. */
+  name?: string
+}
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string }
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground'
+  gracePeriodSeconds?: number
+  orphanDependents?: boolean
+}
+
+/** The served bytes of one object (canonical JSON with resourceVersion) and the parsed form when at hand. */
+export interface ObjectResult {
+  bytes: Buffer
+  object: Record<string, unknown>
+}
+
+export interface ListResult {
+  /** Served bytes of each item, in key order. */
+  items: Buffer[]
+  resourceVersion: string
+  /** Token for the next chunk; '' at the end. */
+  continue: string
+  remainingItemCount?: number
+}
+
+export type ApiWatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
+
+/** One event as the hub shares it between all matching watchers. */
+export interface ApiWatchEvent {
+  type: ApiWatchEventType
+  /** Served JSON bytes of the object (for BOOKMARK: a minimal object of the kind with only resourceVersion). */
+  raw: Buffer
+  /** The parsed object, parsed at most once per event and shared; do not mutate. */
+  object(): Record<string, unknown>
+  resourceVersion: string
+}
+
+/** Turns an event into wire bytes for one media type; the hub calls it once per event per `key`. */
+export interface WatchEncoder {
+  key: string
+  encode(event: ApiWatchEvent): Buffer
+}
+
+/** Where a watcher's bytes go. `write` is called at most once per tick with everything pending. */
+export interface WatchSink {
+  write(chunks: Buffer[]): void
+  /** The watch ended (error: a final ERROR event was already written if the encoder could). */
+  end(err?: StatusError): void
+}
+
+export interface WatchSubscription {
+  stop(): void
+}
+
+export interface DeleteResult extends ObjectResult {
+  /** False when finalizers or graceful deletion keep the object (answer 202). */
+  deleted: boolean
+}
+
+export type Subresource = 'status' | 'scale'
+
+/** Serves one resource (group/version/plural). Methods throw StatusError. `namespace` is '' for cluster scope. */
+export interface ResourceHandler {
+  readonly definition: ResourceDefinition
+  get(ctx: RequestContext, namespace: string, name: string, opts: GetOptions, subresource?: Subresource): Promise<ObjectResult | Buffer>
+  list(ctx: RequestContext, namespace: string, query: ListQuery): Promise<ListResult>
+  watch(ctx: RequestContext, namespace: string, query: WatchQuery, encoder: WatchEncoder, sink: WatchSink): Promise<WatchSubscription>
+  create(ctx: RequestContext, namespace: string, body: DecodedObject): Promise<ObjectResult>
+  /** PUT: `created` is true when the kind allows create-on-update and the object was missing. */
+  update(ctx: RequestContext, namespace: string, name: string, body: DecodedObject, subresource?: Subresource): Promise<ObjectResult & { created: boolean }>
+  delete(ctx: RequestContext, namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult>
+  deleteCollection(ctx: RequestContext, namespace: string, query: ListQuery, opts: DeleteOptions): Promise<ListResult>
+}
+
+/** All served resources; the set changes as CustomResourceDefinitions come and go. */
+export interface Registry {
+  /** Every served definition (all groups and versions), in a stable order. */
+  definitions(): ResourceDefinition[]
+  /** The handler for group ('' = core) / version / plural, or undefined. */
+  handler(group: string, version: string, plural: string): ResourceHandler | undefined
+  /** Called after the served set changed (a CRD was established or removed). Returns an unsubscribe. */
+  onDefinitionsChanged(listener: () => void): () => void
+  /** Starts background work (namespace finalization, CRD serving, compaction tick); resolves when ready. */
+  start(): Promise<void>
+  /** Stops background work and ends every watch. */
+  stop(): Promise<void>
+}

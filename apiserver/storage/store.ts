@@ -1,0 +1,130 @@
+// The storage contract: a revisioned key/value store that knows keys, bytes and revisions, nothing of kinds.
+
+/**
+ * One global revision counter: every committed write (create, update, delete) takes the next one.
+ * Revisions are positive integers below 2^53; `resourceVersion` is the revision as a decimal string.
+ */
+export type Revision = number
+
+/** A live key as stored. `value` holds the bytes the encoder produced for `modRevision`. */
+export interface KeyValue {
+  key: string
+  value: Buffer
+  /** Revision of the write that created this incarnation of the key. */
+  createRevision: Revision
+  /** Revision of the last write to the key. */
+  modRevision: Revision
+}
+
+/**
+ * Produces the bytes to store for a write, given the revision the write will commit at.
+ * Called exactly once per successful write, inside the commit order, so the bytes can carry their
+ * own revision (the registry writes `metadata.resourceVersion` in here). Must be synchronous and
+ * must not throw for valid input.
+ */
+export type Encoder = (revision: Revision) => Buffer
+
+export interface ListOptions {
+  /** Read at this retained revision (a consistent snapshot). Default: the current revision. */
+  revision?: Revision
+  /** First key to return (inclusive); must start with the prefix. Used for paging. */
+  startKey?: string
+  /** Maximum number of items; 0 or undefined means no limit. */
+  limit?: number
+}
+
+export interface ListResult {
+  items: KeyValue[]
+  /** The revision the snapshot was read at. */
+  revision: Revision
+  /** Number of keys under the prefix after the last returned item (at the same revision). */
+  remaining: number
+}
+
+export type WatchEventType = 'put' | 'delete'
+
+export interface WatchEvent {
+  type: WatchEventType
+  key: string
+  /** For put: the new value. For delete: the last value before the delete. */
+  value: Buffer
+  /** For put on an existing key: the value before. Absent on create and on delete. */
+  prevValue?: Buffer
+  /** Revision of this change. */
+  revision: Revision
+  /** Create revision of the key the event is about (equals `revision` on a create). */
+  createRevision: Revision
+}
+
+export interface WatchHandle {
+  /** Stops delivery; idempotent. No callback runs after stop() returns. */
+  stop(): void
+}
+
+export interface WatchCallbacks {
+  /**
+   * Events in revision order, each exactly once, no gaps: every change under the prefix with
+   * revision > fromRevision. Called with batches (one or more events of ascending revision).
+   */
+  onEvents(events: WatchEvent[]): void
+  /** Called once when the watch cannot continue (e.g. compacted while catching up, store closed). */
+  onError(err: StorageError): void
+}
+
+export interface Store {
+  /** The revision of the newest committed write (0 for an empty store). */
+  currentRevision(): Revision
+  /** The oldest revision still readable; reads and watches from before it fail with Compacted. */
+  compactedRevision(): Revision
+
+  /** The value at the key, at the current or a retained older revision; undefined if absent. */
+  get(key: string, opts?: { revision?: Revision }): Promise<KeyValue | undefined>
+  /** Keys with the prefix, in byte order of the key, from a consistent snapshot. */
+  list(prefix: string, opts?: ListOptions): Promise<ListResult>
+  /** Number of keys under the prefix at the current revision. */
+  count(prefix: string): Promise<number>
+
+  /** Atomically creates the key; fails with KeyExists when it is live. Resolves once durable. */
+  create(key: string, encode: Encoder): Promise<KeyValue>
+  /**
+   * Atomically replaces the value; fails with NotFound when absent and with Conflict when
+   * `expectedModRevision` is given and differs from the live modRevision. Resolves once durable.
+   */
+  update(key: string, encode: Encoder, expectedModRevision?: Revision): Promise<KeyValue>
+  /**
+   * Atomically removes the key; fails with NotFound or Conflict as update does. Resolves once
+   * durable with the removed value and `modRevision` set to the revision of the delete.
+   */
+  delete(key: string, expectedModRevision?: Revision): Promise<KeyValue>
+
+  /** Streams every change under the prefix after `fromRevision` (see WatchCallbacks). */
+  watch(prefix: string, fromRevision: Revision, callbacks: WatchCallbacks): WatchHandle
+
+  /** Drops history older than `revision` (never the live values). */
+  compact(revision: Revision): Promise<void>
+  /** Flushes and closes; pending writes settle first. Watches end with a StoreClosed error. */
+  close(): Promise<void>
+}
+
+export type StorageErrorCode =
+  | 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'StoreClosed' | 'Internal'
+
+/** The one storage error; translated to API errors at one seam (registry/storage-errors.ts). */
+export class StorageError extends Error {
+  readonly code: StorageErrorCode
+  readonly key?: string
+  /** For Conflict: the live modRevision; for Compacted: the compacted revision; for FutureRevision: current. */
+  readonly revision?: Revision
+
+  constructor (code: StorageErrorCode, message: string, key?: string, revision?: Revision) {
+    super(message)
+    this.name = 'StorageError'
+    this.code = code
+    this.key = key
+    this.revision = revision
+  }
+}
+
+export function isStorageError (err: unknown, code?: StorageErrorCode): err is StorageError {
+  return err instanceof StorageError && (code === undefined || err.code === code)
+}
