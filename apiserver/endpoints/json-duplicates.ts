@@ -1,0 +1,74 @@
+// Finds duplicate object keys in JSON text (which JSON.parse silently collapses), reported as field paths.
+
+interface Frame {
+  isObject: boolean
+  keys: Set<string> | undefined
+  /** Path of this container, e.g. `spec.containers[0]`. */
+  path: string
+  index: number
+  /** For objects: the key whose value is being read next (set after the key string). */
+  key: string | undefined
+  expectKey: boolean
+}
+
+function join (base: string, key: string): string {
+  return base === '' ? key : `${base}.${key}`
+}
+
+/** Reads a JSON string starting at text[i] === '"'; returns [decoded, indexAfter]. Text must be valid JSON. */
+function readString (text: string, i: number): [string, number] {
+  let j = i + 1
+  let escaped = false
+  while (j < text.length) {
+    const c = text.charCodeAt(j)
+    if (c === 92 /* \ */) { escaped = true; j += 2; continue }
+    if (c === 34 /* " */) break
+    j++
+  }
+  const raw = text.slice(i, j + 1)
+  return [escaped ? JSON.parse(raw) as string : raw.slice(1, -1), j + 1]
+}
+
+/**
+ * Returns the paths of repeated keys in document order (`metadata.labels.app`, `spec.containers[0].name`).
+ * Precondition: `text` already parsed with JSON.parse (so it is well formed); this only tracks structure.
+ */
+export function findDuplicateKeys (text: string): string[] {
+  const dups: string[] = []
+  const stack: Frame[] = []
+  let i = 0
+  const childPath = (): string => {
+    const top = stack[stack.length - 1]
+    if (top === undefined) return ''
+    return top.isObject ? join(top.path, top.key ?? '') : `${top.path}[${top.index}]`
+  }
+  while (i < text.length) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      const top = stack[stack.length - 1]
+      const [s, next] = readString(text, i)
+      if (top !== undefined && top.isObject && top.expectKey) {
+        if (top.keys!.has(s)) dups.push(join(top.path, s))
+        else top.keys!.add(s)
+        top.key = s
+        top.expectKey = false
+      }
+      i = next
+      continue
+    }
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      const isObject = c === 123
+      stack.push({ isObject, keys: isObject ? new Set() : undefined, path: childPath(), index: 0, key: undefined, expectKey: isObject })
+    } else if (c === 125 || c === 93) {
+      stack.pop()
+    } else if (c === 44 /* , */) {
+      const top = stack[stack.length - 1]
+      if (top !== undefined) {
+        if (top.isObject) top.expectKey = true
+        else top.index++
+      }
+    }
+    i++
+  }
+  return dups
+}

@@ -1,0 +1,109 @@
+// Parses a resource path of spec 4.1 (plus the method and query) into what the request is about.
+
+import { methodNotAllowed, pathNotFound, type StatusError } from '../errors/status-error.js'
+
+export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
+
+export interface RequestInfo {
+  apiPrefix: 'api' | 'apis'
+  group: string
+  version: string
+  /** '' for cluster scope (and for `/api/v1/namespaces/{name}` itself, where the name is the namespace). */
+  namespace: string
+  resource: string
+  name: string
+  subresource: string
+  verb: Verb
+}
+
+/** A path below /api or /apis that is a group or version root rather than a resource (discovery). */
+export interface DiscoveryPath { apiPrefix: 'api' | 'apis'; group?: string; version?: string }
+
+export type ParsedPath =
+  | { kind: 'resource'; info: RequestInfo }
+  | { kind: 'discovery'; path: DiscoveryPath }
+
+function truthy (v: string | null): boolean {
+  return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false'
+}
+
+/** Splits `/a/b/c` into decoded segments; rejects empty inner segments. */
+function segmentsOf (pathname: string): string[] | undefined {
+  const trimmed = pathname.replace(/^\/+/, '').replace(/\/+$/, '')
+  if (trimmed === '') return []
+  const parts = trimmed.split('/')
+  const out: string[] = []
+  for (const p of parts) {
+    if (p === '') return undefined
+    try { out.push(decodeURIComponent(p)) } catch { return undefined }
+  }
+  return out
+}
+
+function verbFor (method: string, hasName: boolean, watch: boolean, what: string): Verb | StatusError {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      if (watch) return 'watch'
+      return hasName ? 'get' : 'list'
+    case 'POST':
+      return hasName ? methodNotAllowed(method, what) : 'create'
+    case 'PUT':
+      return hasName ? 'update' : methodNotAllowed(method, what)
+    case 'PATCH':
+      return hasName ? 'patch' : methodNotAllowed(method, what)
+    case 'DELETE':
+      return hasName ? 'delete' : 'deletecollection'
+    default:
+      return methodNotAllowed(method, what)
+  }
+}
+
+/**
+ * Parses method + URL into a RequestInfo, a discovery path, or an error (404 for shapes that name
+ * nothing, 405 for methods a shape does not take). Whether the resource exists is not checked here.
+ */
+export function parseRequestInfo (method: string, url: URL): ParsedPath | StatusError {
+  const segs = segmentsOf(url.pathname)
+  if (segs === undefined || segs.length === 0) return pathNotFound()
+  const prefix = segs[0]
+  if (prefix !== 'api' && prefix !== 'apis') return pathNotFound()
+  let rest = segs.slice(1)
+  let group = ''
+  if (prefix === 'apis') {
+    if (rest.length === 0) return { kind: 'discovery', path: { apiPrefix: 'apis' } }
+    group = rest[0]
+    rest = rest.slice(1)
+    if (rest.length === 0) return { kind: 'discovery', path: { apiPrefix: 'apis', group } }
+  } else if (rest.length === 0) {
+    return { kind: 'discovery', path: { apiPrefix: 'api' } }
+  }
+  const version = rest[0]
+  rest = rest.slice(1)
+  if (rest.length === 0) return { kind: 'discovery', path: { apiPrefix: prefix, group, version } }
+
+  let namespace = ''
+  // `namespaces/{ns}/{resource}...` scopes to a namespace; `namespaces` or `namespaces/{name}[/sub]` is the
+  // cluster-scoped namespace resource itself.
+  if (rest[0] === 'namespaces' && rest.length >= 3 && !(rest.length === 3 && (rest[2] === 'status' || rest[2] === 'finalize'))) {
+    namespace = rest[1]
+    rest = rest.slice(2)
+  }
+  if (rest.length > 3) return pathNotFound()
+  const [resource, name = '', subresource = ''] = rest
+  const watch = truthy(url.searchParams.get('watch'))
+  const what = describe(group, resource, name, subresource)
+  if (subresource !== '' && method === 'DELETE') return methodNotAllowed(method, what)
+  const verb = verbFor(method, name !== '', watch, what)
+  if (typeof verb !== 'string') return verb
+  return {
+    kind: 'resource',
+    info: { apiPrefix: prefix, group, version, namespace, resource, name, subresource, verb }
+  }
+}
+
+function describe (group: string, resource: string, name: string, subresource: string): string {
+  const r = group === '' ? resource : `${resource}.${group}`
+  if (name === '') return `the collection ${r}`
+  return subresource === '' ? `${r} "${name}"` : `${r}/${subresource} "${name}"`
+}
