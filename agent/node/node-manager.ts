@@ -1,0 +1,131 @@
+// Registers this node with the API server, posts its status every period and renews its Lease.
+
+import type { ApiClient, JsonObject } from '../apiclient/client.js'
+import { isAlreadyExists, isConflict, isNotFound } from '../apiclient/client.js'
+import { buildNode, buildNodeStatus, microTime, type NodeHealth, type NodeSpecInput, type NodeStatusInput } from './node-object.js'
+import type { MachineFacts } from './node-info.js'
+
+export interface NodeManagerOptions {
+  client: ApiClient
+  spec: NodeSpecInput
+  facts: MachineFacts
+  registerNode: boolean
+  statusUpdateFrequencyMs: number
+  leaseDurationSeconds: number
+  /** Everything but health, recomputed at each post (capacity can change with reservations). */
+  statusInput: () => Promise<Omit<NodeStatusInput, 'health'>>
+  health: () => Promise<NodeHealth>
+  now: () => number
+  logger: { info(o: object, m?: string): void; warn(o: object, m?: string): void }
+}
+
+export interface NodeManager {
+  /** Creates the Node (or adopts an existing one), then posts a first status. Retries until it succeeds or stop(). */
+  register(): Promise<void>
+  /** Starts the status and lease loops. */
+  start(): void
+  /** Posts status now (e.g. after a pressure change). */
+  postStatus(): Promise<void>
+  stop(): Promise<void>
+}
+
+const LEASE_NAMESPACE = 'orch-node-lease'
+
+export function createNodeManager (o: NodeManagerOptions): NodeManager {
+  const name = o.spec.nodeName
+  const nodePath = `/api/v1/nodes/${name}`
+  const leasePath = `/apis/coordination.orch.io/v1/namespaces/${LEASE_NAMESPACE}/leases/${name}`
+  const timers: NodeJS.Timeout[] = []
+  let stopped = false
+  let nodeUID = ''
+
+  async function ensureNode (): Promise<void> {
+    const desired = buildNode(o.spec, o.facts)
+    try {
+      const created = await o.client.create('/api/v1/nodes', desired)
+      nodeUID = String((created.metadata as JsonObject).uid)
+      o.logger.info({ node: name }, 'registered node')
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err
+      const existing = await o.client.get(nodePath)
+      nodeUID = String((existing.metadata as JsonObject).uid)
+      // Keep labels we own up to date on an existing node, as the kubelet reconciles its own labels.
+      const meta = existing.metadata as JsonObject
+      const labels = { ...(meta.labels as Record<string, string> | undefined), ...((desired.metadata as JsonObject).labels as Record<string, string>) }
+      await o.client.update(nodePath, { ...existing, metadata: { ...meta, labels } })
+      o.logger.info({ node: name }, 'node already registered; adopted it')
+    }
+  }
+
+  async function postStatus (): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const node = await o.client.get(nodePath, { exempt: true })
+      const prev = ((node.status as JsonObject | undefined)?.conditions ?? []) as Parameters<typeof buildNodeStatus>[2]
+      const input: NodeStatusInput = { ...(await o.statusInput()), health: await o.health() }
+      const status = buildNodeStatus(input, o.now(), prev)
+      try {
+        await o.client.update(`${nodePath}/status`, { ...node, status }, { exempt: true })
+        return
+      } catch (err) {
+        if (!isConflict(err)) throw err
+      }
+    }
+    throw new Error('node status update kept conflicting')
+  }
+
+  async function renewLease (): Promise<void> {
+    const spec = { holderIdentity: name, leaseDurationSeconds: o.leaseDurationSeconds, renewTime: microTime(o.now()) }
+    try {
+      const lease = await o.client.get(leasePath, { exempt: true })
+      await o.client.update(leasePath, { ...lease, spec: { ...(lease.spec as JsonObject), ...spec } }, { exempt: true })
+    } catch (err) {
+      if (!isNotFound(err)) throw err
+      await o.client.create(`/apis/coordination.orch.io/v1/namespaces/${LEASE_NAMESPACE}/leases`, {
+        apiVersion: 'coordination.orch.io/v1',
+        kind: 'Lease',
+        metadata: {
+          name,
+          namespace: LEASE_NAMESPACE,
+          ownerReferences: nodeUID ? [{ apiVersion: 'v1', kind: 'Node', name, uid: nodeUID }] : undefined
+        },
+        spec: { ...spec, acquireTime: spec.renewTime }
+      }, { exempt: true })
+    }
+  }
+
+  function every (ms: number, what: string, fn: () => Promise<void>): void {
+    const timer = setInterval(() => {
+      if (stopped) return
+      fn().catch(err => o.logger.warn({ err: (err as Error).message }, `${what} failed`))
+    }, ms)
+    timer.unref()
+    timers.push(timer)
+  }
+
+  return {
+    async register () {
+      let delay = 200
+      while (!stopped) {
+        try {
+          if (o.registerNode) await ensureNode()
+          await postStatus()
+          await renewLease()
+          return
+        } catch (err) {
+          o.logger.warn({ err: (err as Error).message, retryInMs: delay }, 'node registration failed')
+          await new Promise(resolve => setTimeout(resolve, delay))
+          delay = Math.min(delay * 2, 7000)
+        }
+      }
+    },
+    start () {
+      every(o.statusUpdateFrequencyMs, 'node status update', postStatus)
+      every(Math.max(1000, o.leaseDurationSeconds * 250), 'lease renewal', renewLease)
+    },
+    postStatus,
+    async stop () {
+      stopped = true
+      for (const t of timers) clearInterval(t)
+    }
+  }
+}
