@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -36,7 +36,7 @@ async function freePort (): Promise<number> {
 async function body (res: { body: { text(): Promise<string> } }): Promise<string> { return await res.body.text() }
 
 /** A stand-in API server answering TokenReview and SubjectAccessReview, counting calls. */
-async function reviewServer (t: Tap.Test): Promise<{ url: string; calls: { token: number; sar: number } }> {
+async function reviewServer (t: Test): Promise<{ url: string; calls: { token: number; sar: number } }> {
   const calls = { token: 0, sar: 0 }
   const server = createServer((req: IncomingMessage, res) => {
     let text = ''
@@ -60,9 +60,9 @@ async function reviewServer (t: Tap.Test): Promise<{ url: string; calls: { token
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls }
 }
 
-declare namespace Tap { type Test = Parameters<Parameters<typeof t.test>[1]>[0] }
 
-async function start (t: Tap.Test, opts: { anonymous: boolean; clientCa?: string; apiUrl?: string; webhookAuthz?: boolean }) {
+
+async function start (t: Test, opts: { anonymous: boolean; clientCa?: string; apiUrl?: string; webhookAuthz?: boolean }) {
   const dir = mkdtempSync(join(tmpdir(), 'orchlet-srv-'))
   const logPath = join(dir, 'main.log')
   writeFileSync(logPath, [

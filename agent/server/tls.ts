@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import selfsigned from 'selfsigned'
+import { nodeTlsVersion, opensslCipherName } from '../config/tls.js'
 
 export interface ServingTlsOptions {
   certDir: string
@@ -17,40 +18,6 @@ export interface ServingTlsOptions {
 }
 
 export interface ServingTls { cert: Buffer; key: Buffer; minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'; ciphers?: string }
-
-const MIN_VERSIONS: Record<string, ServingTls['minVersion']> = {
-  VersionTLS10: 'TLSv1', VersionTLS11: 'TLSv1.1', VersionTLS12: 'TLSv1.2', VersionTLS13: 'TLSv1.3'
-}
-
-/** Go's suite names -> OpenSSL's, for the suites Go offers. TLS 1.3 suites are not configurable in Go either. */
-const CIPHERS: Record<string, string> = {
-  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 'ECDHE-ECDSA-AES128-GCM-SHA256',
-  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 'ECDHE-RSA-AES128-GCM-SHA256',
-  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 'ECDHE-ECDSA-AES256-GCM-SHA384',
-  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 'ECDHE-RSA-AES256-GCM-SHA384',
-  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-ECDSA-CHACHA20-POLY1305',
-  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
-  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305: 'ECDHE-ECDSA-CHACHA20-POLY1305',
-  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305: 'ECDHE-RSA-CHACHA20-POLY1305',
-  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA: 'ECDHE-ECDSA-AES128-SHA',
-  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: 'ECDHE-RSA-AES128-SHA',
-  TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: 'ECDHE-ECDSA-AES256-SHA',
-  TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA: 'ECDHE-RSA-AES256-SHA',
-  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256: 'ECDHE-ECDSA-AES128-SHA256',
-  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256: 'ECDHE-RSA-AES128-SHA256',
-  TLS_RSA_WITH_AES_128_GCM_SHA256: 'AES128-GCM-SHA256',
-  TLS_RSA_WITH_AES_256_GCM_SHA384: 'AES256-GCM-SHA384',
-  TLS_RSA_WITH_AES_128_CBC_SHA: 'AES128-SHA',
-  TLS_RSA_WITH_AES_256_CBC_SHA: 'AES256-SHA',
-  TLS_RSA_WITH_AES_128_CBC_SHA256: 'AES128-SHA256',
-  TLS_RSA_WITH_3DES_EDE_CBC_SHA: 'DES-CBC3-SHA',
-  TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA: 'ECDHE-RSA-DES-CBC3-SHA',
-  TLS_AES_128_GCM_SHA256: 'TLS_AES_128_GCM_SHA256',
-  TLS_AES_256_GCM_SHA384: 'TLS_AES_256_GCM_SHA384',
-  TLS_CHACHA20_POLY1305_SHA256: 'TLS_CHACHA20_POLY1305_SHA256'
-}
-
-export function knownCipherSuite (name: string): boolean { return name in CIPHERS }
 
 /** Loads the configured pair, or makes (once) and reuses a self-signed pair in certDir, as the kubelet does. */
 export async function loadServingTls (o: ServingTlsOptions): Promise<ServingTls> {
@@ -77,9 +44,10 @@ export async function loadServingTls (o: ServingTlsOptions): Promise<ServingTls>
     key = readFileSync(keyPath)
   }
   const tls: ServingTls = { cert, key }
-  if (o.tlsMinVersion) tls.minVersion = MIN_VERSIONS[o.tlsMinVersion]
+  if (o.tlsMinVersion) tls.minVersion = nodeTlsVersion(o.tlsMinVersion)
   if (o.tlsCipherSuites.length > 0) {
-    const tls12 = o.tlsCipherSuites.map(s => CIPHERS[s]).filter(s => s !== undefined && !s.startsWith('TLS_'))
+    // TLS 1.3 suites are not configurable (as in Go); the rest map to OpenSSL names.
+    const tls12 = o.tlsCipherSuites.map(opensslCipherName).filter((s): s is string => s !== undefined && !s.startsWith('TLS_'))
     if (tls12.length > 0) tls.ciphers = tls12.join(':')
   }
   return tls

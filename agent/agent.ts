@@ -1,0 +1,218 @@
+// The orchlet: wires runtimes, pod sources, the pod manager, node registration and the server from one config.
+
+import { existsSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import type { OrchletConfig } from './config/types.js'
+import { createApiClient, type ApiClient } from './apiclient/client.js'
+import { loadKubeconfig } from './apiclient/kubeconfig.js'
+import { capacityReport, nodeAddresses, readMachineFacts } from './node/node-info.js'
+import { createNodeManager, type NodeManager } from './node/node-manager.js'
+import { createBackoff } from './pods/backoff.js'
+import { createPodManager, type PodManager } from './pods/pod-manager.js'
+import { createStatusManager } from './pods/status-manager.js'
+import { createApiSource } from './pods/sources/api-source.js'
+import { createFileSource } from './pods/sources/file-source.js'
+import { createUrlSource } from './pods/sources/url-source.js'
+import type { PodSourceRunner } from './pods/sources/source.js'
+import { createAgentServer, type AgentServer } from './server/agent-server.js'
+import { createAuthenticator } from './server/authn.js'
+import { createAuthorizer } from './server/authz.js'
+import { loadServingTls } from './server/tls.js'
+import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
+import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
+import { createCriRuntime } from './runtime/cri/cri-runtime.js'
+import { parseCriEndpoint } from './runtime/cri/endpoint.js'
+import { readFileSync } from 'node:fs'
+
+export interface AgentLogger {
+  info (obj: object | string, msg?: string): void
+  warn (obj: object | string, msg?: string): void
+  error (obj: object | string, msg?: string): void
+}
+
+export interface RunningAgent {
+  readonly nodeName: string
+  readonly pods: PodManager
+  readonly wasm: WasmRuntime
+  ports(): { port?: number; readOnlyPort?: number; healthzPort?: number }
+  /** Stops the agent. Pods keep running in CRI runtimes (as with the kubelet); in-process WebAssembly pods end. */
+  stop (opts?: { stopPods?: boolean }): Promise<void>
+}
+
+export interface AgentDeps {
+  logger: AgentLogger
+  now?: () => number
+  /** Restart back-off; defaults to the kubelet's 10s doubling to 5m. */
+  backoff?: { initialMs: number; maxMs: number }
+  /** Pod relist period (default 1s). */
+  relistMs?: number
+}
+
+const ORCHLET_VERSION = 'v1.29.0-orch'
+
+function unixSocketExists (endpoint: string): boolean {
+  try {
+    const target = parseCriEndpoint(endpoint)
+    return !target.startsWith('unix:') || existsSync(target.slice('unix:'.length).replace(/^\/\/+/, '/'))
+  } catch { return false }
+}
+
+async function openCriRuntime (config: OrchletConfig, logger: AgentLogger): Promise<ContainerRuntime | undefined> {
+  const endpoint = config.containerRuntimeEndpoint
+  if (endpoint === '' || !unixSocketExists(endpoint)) {
+    logger.warn({ endpoint }, 'container runtime endpoint not reachable; only WebAssembly pods (runtimeClassName: wasm) can run')
+    return undefined
+  }
+  const opts = { runtimeEndpoint: endpoint, imageEndpoint: config.imageServiceEndpoint || endpoint, requestTimeoutMs: config.runtimeRequestTimeout }
+  const probe = createCriRuntime(opts)
+  try {
+    const v = await probe.runtime.version()
+    await probe.close()
+    logger.info({ runtime: v.runtimeName, version: v.runtimeVersion }, 'connected to container runtime')
+    return createCriRuntime({ ...opts, name: v.runtimeName })
+  } catch (err) {
+    await probe.close()
+    logger.warn({ endpoint, err: (err as Error).message }, 'container runtime did not answer; only WebAssembly pods can run')
+    return undefined
+  }
+}
+
+export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise<RunningAgent> {
+  const { logger } = deps
+  const now = deps.now ?? Date.now
+  const nodeName = (config.hostnameOverride || hostname()).toLowerCase()
+  const rootDir = config.rootDir
+  const facts = readMachineFacts(rootDir)
+  const addresses = nodeAddresses(config.nodeIP, nodeName)
+  const hostIP = addresses.find(a => a.type === 'InternalIP')?.address ?? '127.0.0.1'
+
+  const wasm = await createWasmRuntime({ rootDir: join(rootDir, 'wasm'), now })
+  const cri = await openCriRuntime(config, logger)
+  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wasm]])
+  if (cri !== undefined) runtimes.set('', cri)
+  const runtimeFor = (handler: string): ContainerRuntime => {
+    const r = runtimes.get(handler)
+    if (r === undefined) throw new RuntimeError('NotFound', handler === '' ? 'no container runtime is connected (see --container-runtime-endpoint); use runtimeClassName: wasm' : `no runtime handler "${handler}" on this node`)
+    return r
+  }
+
+  let client: ApiClient | undefined
+  if (!config.standalone) {
+    client = createApiClient({
+      connection: loadKubeconfig(config.orchconfig),
+      qps: config.orchAPIQPS,
+      burst: config.orchAPIBurst,
+      contentType: config.contentType,
+      userAgent: `orchlet/${ORCHLET_VERSION} (linux) ${nodeName}`
+    })
+  }
+
+  const statusManager = client ? createStatusManager({ client, logger }) : undefined
+  const pods = createPodManager({
+    nodeName,
+    maxPods: config.maxPods,
+    runtimeFor,
+    rootDir,
+    logsRoot: join(rootDir, 'logs', 'pods'),
+    hostIP,
+    client,
+    cpuCfsQuota: config.cpuCFSQuota,
+    cfsPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000),
+    backoff: createBackoff({ initialMs: deps.backoff?.initialMs ?? 10_000, maxMs: deps.backoff?.maxMs ?? 300_000, now }),
+    now,
+    logger,
+    relistMs: deps.relistMs ?? 1000,
+    statusManager
+  })
+
+  const sources: PodSourceRunner[] = []
+  if (config.staticPodPath) sources.push(createFileSource({ path: config.staticPodPath, nodeName, checkFrequencyMs: config.fileCheckFrequency, sink: pods.sink, logger }))
+  if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
+
+  let node: NodeManager | undefined
+  let server: AgentServer | undefined
+  const tls = config.enableServer
+    ? await loadServingTls({ certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites, nodeName, addresses: addresses.map(a => a.address) })
+    : undefined
+  server = createAgentServer({
+    view: pods.view,
+    nodeName,
+    address: config.address,
+    port: config.port,
+    readOnlyPort: config.readOnlyPort,
+    healthzBindAddress: config.healthzBindAddress,
+    healthzPort: config.healthzPort,
+    enableServer: config.enableServer,
+    enableDebuggingHandlers: config.enableDebuggingHandlers,
+    tls,
+    clientCaPem: config.clientCAFile ? readFileSync(config.clientCAFile) : undefined,
+    authenticate: createAuthenticator({
+      anonymous: config.anonymousAuth,
+      clientCertificates: Boolean(config.clientCAFile),
+      tokenWebhook: config.authenticationTokenWebhook && client ? { client, cacheTtlMs: config.authenticationTokenWebhookCacheTTL } : undefined,
+      now
+    }),
+    authorize: createAuthorizer(config.authorizationMode === 'Webhook' && client
+      ? { mode: 'Webhook', webhook: { client, authorizedTtlMs: config.authorizationWebhookCacheAuthorizedTTL, unauthorizedTtlMs: config.authorizationWebhookCacheUnauthorizedTTL }, now }
+      : { mode: 'AlwaysAllow', now }),
+    logger
+  })
+  await server.start()
+  const ports = server.ports()
+
+  if (client) {
+    const reserved = { orchReserved: config.orchReserved, systemReserved: config.systemReserved, evictionHardMemoryBytes: evictionMemoryBytes(config, facts.memoryBytes) }
+    node = createNodeManager({
+      client,
+      spec: { nodeName, labels: config.nodeLabels, taints: config.registerWithTaints, providerID: config.providerID || undefined, podCIDR: config.podCIDR || undefined, unschedulable: !config.registerSchedulable },
+      facts,
+      registerNode: config.registerNode,
+      statusUpdateFrequencyMs: config.nodeStatusUpdateFrequency,
+      leaseDurationSeconds: 40,
+      statusInput: async () => ({
+        facts,
+        capacity: capacityReport(facts, config.maxPods, reserved),
+        addresses,
+        runtimeVersion: cri ? `${cri.name}://${(await cri.runtime.version()).runtimeVersion}` : `wasm://${(await wasm.runtime.version()).runtimeVersion}`,
+        orchletVersion: ORCHLET_VERSION,
+        port: ports.port ?? config.port
+      }),
+      health: async () => {
+        const st = await (cri ?? wasm).runtime.status().catch(err => ({ conditions: [{ type: 'RuntimeReady', status: false, reason: 'RuntimeDown', message: (err as Error).message }] }))
+        const down = st.conditions.find(c => !c.status)
+        return { ready: down === undefined, readyMessage: down ? `container runtime is down: ${down.message}` : '', memoryPressure: false, diskPressure: false, pidPressure: false }
+      },
+      now,
+      logger
+    })
+    await node.register()
+    node.start()
+    sources.push(createApiSource({ client, nodeName, sink: pods.sink, logger }))
+  }
+  for (const s of sources) s.start()
+  logger.info({ node: nodeName, standalone: config.standalone, ...ports }, 'orchlet started')
+
+  return {
+    nodeName,
+    pods,
+    wasm,
+    ports: () => ports,
+    async stop (opts = {}) {
+      for (const s of sources) s.stop()
+      await node?.stop()
+      await server?.close()
+      if (opts.stopPods === true) await pods.stopAll()
+      await statusManager?.flush()
+      await client?.close()
+      await cri?.close()
+      await wasm.close()
+    }
+  }
+}
+
+function evictionMemoryBytes (config: OrchletConfig, total: number): number {
+  const t = config.evictionHard.find(x => x.signal === 'memory.available')
+  if (t === undefined) return 0
+  return 'quantity' in t.value ? t.value.quantity : Math.round(total * t.value.percent / 100)
+}

@@ -1,0 +1,176 @@
+// The pod lifecycle against the real built-in WebAssembly runtime (no API server: standalone mode).
+import t, { type Test } from 'tap'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { createWasmRuntime, type WasmRuntime } from '../runtime/wasm/runtime.js'
+import { compileFixture } from '../runtime/wasm/fixtures/compile.js'
+import { buildWasmImageLayout, writeLayoutDir } from '../runtime/oci/layout-writer.js'
+import { createBackoff } from './backoff.js'
+import { createPodManager, type PodManager } from './pod-manager.js'
+import type { Container, Pod, PodStatus } from './pod-types.js'
+
+const IMAGE = 'localhost/orch-test/tool:1'
+const logger = { info () {}, warn () {} }
+
+async function setup (t: Test, maxPods = 10): Promise<{ pods: PodManager; root: string; wasm: WasmRuntime }> {
+  const root = mkdtempSync(join(tmpdir(), 'orch-pods-'))
+  const wasm = await createWasmRuntime({ rootDir: join(root, 'wasm') })
+  const layout = join(root, 'layout')
+  await writeLayoutDir(layout, buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
+  await wasm.images.importImage(layout)
+  const pods = createPodManager({
+    nodeName: 'node-a',
+    maxPods,
+    runtimeFor: () => wasm,
+    rootDir: root,
+    logsRoot: join(root, 'logs'),
+    hostIP: '127.0.0.1',
+    cpuCfsQuota: true,
+    cfsPeriodUs: 100_000,
+    backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
+    now: Date.now,
+    logger,
+    relistMs: 50
+  })
+  t.teardown(async () => { await pods.stopAll(); await wasm.close(); rmSync(root, { recursive: true, force: true }) })
+  return { pods, root, wasm }
+}
+
+function tool (name: string, ...argv: string[]): Container {
+  return { name, image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['tool', argv[0]!], args: argv.slice(1) }
+}
+
+function pod (name: string, containers: Container[], spec: Partial<Pod['spec']> = {}): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: randomUUID() },
+    spec: { containers, runtimeClassName: 'wasm', terminationGracePeriodSeconds: 1, ...spec }
+  }
+}
+
+async function until (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 8000): Promise<PodStatus> {
+  const deadline = Date.now() + timeoutMs
+  let last: PodStatus | undefined
+  while (Date.now() < deadline) {
+    last = pods.workers().get(p.metadata.uid)?.status()
+    if (last !== undefined && check(last)) return last
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  throw new Error(`timed out; last status: ${JSON.stringify(last)}`)
+}
+
+t.test('runs a pod to completion and reports Succeeded with exit code 0 and its logs', async t => {
+  const { pods } = await setup(t)
+  const p = pod('hello', [tool('main', 'echo', 'hello', 'world')], { restartPolicy: 'Never' })
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => s.phase === 'Succeeded')
+  const cs = st.containerStatuses![0]!
+  t.equal(cs.state.terminated?.exitCode, 0)
+  t.equal(cs.state.terminated?.reason, 'Completed')
+  t.equal(cs.restartCount, 0)
+  t.equal(st.qosClass, 'BestEffort')
+  const log = readFileSync(pods.view.containerLogPath('default', 'hello', 'main', false)!, 'utf8')
+  t.match(log, /^\S+ stdout F hello\n\S+ stdout F world\n$/)
+})
+
+t.test('restarts a failing container under restartPolicy Always with back-off, keeping its last state', async t => {
+  const { pods } = await setup(t)
+  const p = pod('crash', [tool('main', 'exit', '3')])
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => (s.containerStatuses?.[0]?.restartCount ?? 0) >= 2 && s.containerStatuses?.[0]?.state.waiting?.reason === 'CrashLoopBackOff')
+  const cs = st.containerStatuses![0]!
+  t.equal(st.phase, 'Running', 'a pod that keeps restarting stays Running')
+  t.equal(cs.lastState.terminated?.exitCode, 3)
+  t.equal(cs.lastState.terminated?.reason, 'Error')
+  t.ok(pods.view.containerLogPath('default', 'crash', 'main', true), 'the previous attempt has a log')
+})
+
+t.test('fails a pod under restartPolicy Never when a container exits non-zero', async t => {
+  const { pods } = await setup(t)
+  const p = pod('fail', [tool('main', 'exit', '2')], { restartPolicy: 'Never' })
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => s.phase === 'Failed')
+  t.equal(st.containerStatuses![0]!.state.terminated?.exitCode, 2)
+})
+
+t.test('runs init containers in order before the containers, sharing an emptyDir', async t => {
+  const { pods } = await setup(t)
+  const p = pod('init', [{ ...tool('main', 'cat', '/work/greeting'), volumeMounts: [{ name: 'work', mountPath: '/work' }] }], {
+    restartPolicy: 'Never',
+    volumes: [{ name: 'work', emptyDir: {} }],
+    initContainers: [{ ...tool('setup', 'write', '/work/greeting', 'from-init'), volumeMounts: [{ name: 'work', mountPath: '/work' }] }]
+  })
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => s.phase === 'Succeeded')
+  t.equal(st.initContainerStatuses![0]!.state.terminated?.exitCode, 0)
+  t.equal(st.conditions!.find(c => c.type === 'Initialized')?.status, 'True')
+  t.match(readFileSync(pods.view.containerLogPath('default', 'init', 'main', false)!, 'utf8'), /stdout F from-init/)
+})
+
+t.test('passes env with $(VAR) expansion and mounts a hostPath volume', async t => {
+  const { pods, root } = await setup(t)
+  const host = join(root, 'host-data')
+  mkdirSync(host)
+  writeFileSync(join(host, 'note'), 'on-the-host')
+  const p = pod('env', [
+    { ...tool('env', 'env', 'GREETING'), env: [{ name: 'WHO', value: 'world' }, { name: 'GREETING', value: 'hello-$(WHO)' }] },
+    { ...tool('files', 'cat', '/data/note'), volumeMounts: [{ name: 'data', mountPath: '/data', readOnly: true }] }
+  ], { restartPolicy: 'Never', volumes: [{ name: 'data', hostPath: { path: host, type: 'Directory' } }] })
+  pods.sink.set('file', [p])
+  await until(pods, p, s => s.phase === 'Succeeded')
+  t.match(readFileSync(pods.view.containerLogPath('default', 'env', 'env', false)!, 'utf8'), /stdout F hello-world/)
+  t.match(readFileSync(pods.view.containerLogPath('default', 'env', 'files', false)!, 'utf8'), /stdout F on-the-host/)
+})
+
+t.test('reports a container that outgrows its memory limit as OOMKilled with exit code 137', async t => {
+  const { pods } = await setup(t)
+  const p = pod('hog', [{ ...tool('main', 'grow', '64'), resources: { limits: { memory: '16Mi' } } }], { restartPolicy: 'Never' })
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => s.phase === 'Failed')
+  const term = st.containerStatuses![0]!.state.terminated!
+  t.equal(term.reason, 'OOMKilled')
+  t.equal(term.exitCode, 137)
+  t.equal(st.qosClass, 'Burstable')
+})
+
+t.test('stops a running pod when its source drops it', async t => {
+  const { pods } = await setup(t)
+  const p = pod('spinner', [tool('main', 'spin')])
+  pods.sink.set('file', [p])
+  await until(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.equal(st(pods, p)?.phase, 'Running')
+  pods.sink.set('file', [])
+  await pods.idle()
+  t.notOk(pods.workers().has(p.metadata.uid), 'the pod is gone')
+})
+
+function st (pods: PodManager, p: Pod): PodStatus | undefined { return pods.workers().get(p.metadata.uid)?.status() }
+
+t.test('admits at most --max-pods pods', async t => {
+  const { pods } = await setup(t, 1)
+  const a = pod('a', [tool('main', 'spin')])
+  const b = pod('b', [tool('main', 'spin')])
+  pods.sink.set('file', [a, b])
+  t.ok(pods.workers().has(a.metadata.uid))
+  t.notOk(pods.workers().has(b.metadata.uid), 'the second pod was rejected')
+})
+
+t.test('waits with CreateContainerConfigError when a container mounts a missing volume', async t => {
+  const { pods } = await setup(t)
+  const p = pod('bad', [{ ...tool('main', 'echo', 'x'), volumeMounts: [{ name: 'nope', mountPath: '/x' }] }], { restartPolicy: 'Never' })
+  pods.sink.set('file', [p])
+  const s = await until(pods, p, s => s.containerStatuses?.[0]?.state.waiting?.reason === 'CreateContainerConfigError')
+  t.match(s.containerStatuses![0]!.state.waiting!.message!, /volume "nope"/)
+  t.equal(s.phase, 'Pending')
+})
+
+t.test('waits with ErrImageNeverPull when the image is absent and the policy is Never', async t => {
+  const { pods } = await setup(t)
+  const p = pod('noimg', [{ ...tool('main', 'echo'), image: 'localhost/absent:1', imagePullPolicy: 'Never' }])
+  pods.sink.set('file', [p])
+  const s = await until(pods, p, s => s.containerStatuses?.[0]?.state.waiting?.reason === 'ErrImageNeverPull')
+  t.match(s.containerStatuses![0]!.state.waiting!.message!, /not present with pull policy of Never/)
+})

@@ -1,0 +1,113 @@
+// Writes pod status to the API server (for static pods, to their mirror pods), latest-wins, one writer per pod.
+
+import type { ApiClient, JsonObject } from '../apiclient/client.js'
+import { isConflict, isNotFound, isAlreadyExists } from '../apiclient/client.js'
+import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, isStaticPod, type Pod, type PodStatus } from './pod-types.js'
+
+export interface StatusManager {
+  set(pod: Pod, status: PodStatus): void
+  /** After a pod was stopped: for API pods, the final delete (grace 0, uid precondition); for static pods, removes the mirror. */
+  podRemoved(pod: Pod): Promise<void>
+  /** Resolves when every queued write finished (used at shutdown and by tests). */
+  flush(): Promise<void>
+}
+
+export interface StatusManagerDeps {
+  client: ApiClient
+  logger: { warn(o: object, m?: string): void }
+}
+
+function podPath (pod: Pod): string { return `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}` }
+
+/** The mirror pod of a static pod: the same spec, marked so the API source ignores it. */
+function mirrorOf (pod: Pod): JsonObject {
+  const meta = pod.metadata
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: meta.name,
+      namespace: meta.namespace,
+      labels: meta.labels,
+      annotations: { ...meta.annotations, [ANNOTATION_CONFIG_MIRROR]: meta.annotations?.[ANNOTATION_CONFIG_HASH] ?? meta.uid }
+    },
+    spec: pod.spec as unknown as JsonObject
+  }
+}
+
+export function createStatusManager (d: StatusManagerDeps): StatusManager {
+  const latest = new Map<string, { pod: Pod; status: PodStatus }>()
+  const running = new Map<string, Promise<void>>()
+
+  async function ensureMirror (pod: Pod): Promise<JsonObject> {
+    const hash = pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid
+    try {
+      const existing = await d.client.get(podPath(pod))
+      const ann = (existing.metadata as JsonObject).annotations as Record<string, string> | undefined
+      if (ann?.[ANNOTATION_CONFIG_MIRROR] === hash) return existing
+      // A stale mirror (the manifest changed) is replaced.
+      await d.client.delete(podPath(pod), { body: { gracePeriodSeconds: 0 } })
+    } catch (err) {
+      if (!isNotFound(err)) throw err
+    }
+    try {
+      return await d.client.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods`, mirrorOf(pod))
+    } catch (err) {
+      if (isAlreadyExists(err)) return await d.client.get(podPath(pod))
+      throw err
+    }
+  }
+
+  async function write (uid: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const entry = latest.get(uid)
+      if (entry === undefined) return
+      try {
+        const current = isStaticPod(entry.pod) ? await ensureMirror(entry.pod) : await d.client.get(podPath(entry.pod))
+        const currentUid = String((current.metadata as JsonObject).uid)
+        if (!isStaticPod(entry.pod) && currentUid !== uid) return
+        if (latest.get(uid) !== entry) continue
+        await d.client.update(`${podPath(entry.pod)}/status`, { ...current, status: entry.status })
+        if (latest.get(uid) === entry) latest.delete(uid)
+        return
+      } catch (err) {
+        if (isNotFound(err) && !isStaticPod(entry.pod)) { latest.delete(uid); return }
+        if (!isConflict(err)) {
+          d.logger.warn({ pod: entry.pod.metadata.name, err: (err as Error).message }, 'pod status update failed')
+          await new Promise(resolve => setTimeout(resolve, 500 * (attempt + 1)))
+        }
+      }
+    }
+  }
+
+  function schedule (uid: string): void {
+    if (running.has(uid)) return
+    const p = (async () => {
+      while (latest.has(uid)) {
+        const before = latest.get(uid)
+        await write(uid)
+        if (latest.get(uid) === before) break
+      }
+    })().finally(() => running.delete(uid))
+    running.set(uid, p)
+  }
+
+  return {
+    set (pod, status) {
+      latest.set(pod.metadata.uid, { pod, status })
+      schedule(pod.metadata.uid)
+    },
+    async podRemoved (pod) {
+      await running.get(pod.metadata.uid)
+      latest.delete(pod.metadata.uid)
+      try {
+        await d.client.delete(podPath(pod), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: isStaticPod(pod) ? undefined : { uid: pod.metadata.uid } } })
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'final pod delete failed')
+      }
+    },
+    async flush () {
+      while (running.size > 0) await Promise.all([...running.values()])
+    }
+  }
+}

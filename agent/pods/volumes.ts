@@ -1,0 +1,129 @@
+// Pod volumes as host folders: emptyDir, hostPath, configMap and secret, under <root-dir>/pods/<uid>/volumes.
+
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
+import { dirname, join, normalize, isAbsolute } from 'node:path'
+import type { ApiClient, JsonObject } from '../apiclient/client.js'
+import { isNotFound } from '../apiclient/client.js'
+import type { Pod, Volume } from './pod-types.js'
+import type { Mount } from '../runtime/runtime.js'
+
+export class VolumeError extends Error {
+  readonly volume: string
+  constructor (volume: string, message: string) {
+    super(`volume "${volume}": ${message}`)
+    this.name = 'VolumeError'
+    this.volume = volume
+  }
+}
+
+export interface VolumeDeps {
+  rootDir: string
+  /** Absent in standalone mode: configMap and secret volumes then fail with a clear error. */
+  client?: ApiClient
+}
+
+export function podDir (rootDir: string, uid: string): string { return join(rootDir, 'pods', uid) }
+
+function checkHostPath (v: Volume & { hostPath: NonNullable<Volume['hostPath']> }): string {
+  const { path, type = '' } = v.hostPath
+  if (!isAbsolute(path)) throw new VolumeError(v.name, `hostPath.path must be absolute, not "${path}"`)
+  const exists = existsSync(path)
+  const stat = exists ? statSync(path) : undefined
+  switch (type) {
+    case '': return path
+    case 'DirectoryOrCreate': if (!exists) mkdirSync(path, { recursive: true, mode: 0o755 }); else if (!stat!.isDirectory()) throw new VolumeError(v.name, `${path} is not a directory`); return path
+    case 'Directory': if (!stat?.isDirectory()) throw new VolumeError(v.name, `hostPath type check failed: ${path} is not a directory`); return path
+    case 'FileOrCreate': if (!exists) { mkdirSync(dirname(path), { recursive: true }); writeFileSync(path, '', { mode: 0o644 }) } else if (!stat!.isFile()) throw new VolumeError(v.name, `${path} is not a file`); return path
+    case 'File': if (!stat?.isFile()) throw new VolumeError(v.name, `hostPath type check failed: ${path} is not a file`); return path
+    case 'Socket': if (!stat?.isSocket()) throw new VolumeError(v.name, `hostPath type check failed: ${path} is not a socket file`); return path
+    case 'CharDevice': if (!stat?.isCharacterDevice()) throw new VolumeError(v.name, `hostPath type check failed: ${path} is not a character device`); return path
+    case 'BlockDevice': if (!stat?.isBlockDevice()) throw new VolumeError(v.name, `hostPath type check failed: ${path} is not a block device`); return path
+    default: throw new VolumeError(v.name, `unsupported hostPath type "${type}"`)
+  }
+}
+
+/** Writes `files` (relative path -> bytes) into dir, honouring items/defaultMode like the kubelet's atomic writer (without the symlink swap). */
+function writeProjected (dir: string, volume: string, data: Map<string, Buffer>, items: Array<{ key: string; path: string; mode?: number }> | undefined, defaultMode: number): void {
+  rmSync(dir, { recursive: true, force: true })
+  mkdirSync(dir, { recursive: true, mode: 0o755 })
+  const entries = items ?? [...data.keys()].map(key => ({ key, path: key, mode: undefined }))
+  for (const item of entries) {
+    const content = data.get(item.key)
+    if (content === undefined) throw new VolumeError(volume, `configuration key "${item.key}" not found`)
+    const rel = normalize(item.path)
+    if (isAbsolute(rel) || rel.startsWith('..')) throw new VolumeError(volume, `item path "${item.path}" must be relative and stay inside the volume`)
+    const file = join(dir, rel)
+    mkdirSync(dirname(file), { recursive: true })
+    writeFileSync(file, content)
+    chmodSync(file, item.mode ?? defaultMode)
+  }
+}
+
+async function fetchData (deps: VolumeDeps, volume: string, kind: 'configmaps' | 'secrets', namespace: string, name: string, optional: boolean): Promise<Map<string, Buffer> | undefined> {
+  if (deps.client === undefined) throw new VolumeError(volume, `${kind === 'configmaps' ? 'configMap' : 'secret'} volumes need an API server connection (--orchconfig)`)
+  let obj: JsonObject
+  try {
+    obj = await deps.client.get(`/api/v1/namespaces/${namespace}/${kind}/${name}`)
+  } catch (err) {
+    if (isNotFound(err)) {
+      if (optional) return undefined
+      throw new VolumeError(volume, `${kind === 'configmaps' ? 'configmap' : 'secret'} "${name}" not found`)
+    }
+    throw err
+  }
+  const out = new Map<string, Buffer>()
+  const data = (obj.data ?? {}) as Record<string, string>
+  const binary = (obj.binaryData ?? {}) as Record<string, string>
+  for (const [k, val] of Object.entries(data)) out.set(k, kind === 'secrets' ? Buffer.from(val, 'base64') : Buffer.from(val, 'utf8'))
+  for (const [k, val] of Object.entries(binary)) out.set(k, Buffer.from(val, 'base64'))
+  return out
+}
+
+/** Makes every volume of the pod present on the host; returns volume name -> host path. */
+export async function prepareVolumes (pod: Pod, deps: VolumeDeps): Promise<Map<string, string>> {
+  const base = join(podDir(deps.rootDir, pod.metadata.uid), 'volumes')
+  const out = new Map<string, string>()
+  for (const v of pod.spec.volumes ?? []) {
+    if (v.emptyDir !== undefined) {
+      const dir = join(base, 'orch.io~empty-dir', v.name)
+      mkdirSync(dir, { recursive: true, mode: 0o777 })
+      out.set(v.name, dir)
+    } else if (v.hostPath !== undefined) {
+      out.set(v.name, checkHostPath(v as Volume & { hostPath: NonNullable<Volume['hostPath']> }))
+    } else if (v.configMap !== undefined) {
+      const dir = join(base, 'orch.io~configmap', v.name)
+      const data = await fetchData(deps, v.name, 'configmaps', pod.metadata.namespace, v.configMap.name, v.configMap.optional === true)
+      writeProjected(dir, v.name, data ?? new Map(), data === undefined ? [] : v.configMap.items, v.configMap.defaultMode ?? 0o644)
+      out.set(v.name, dir)
+    } else if (v.secret !== undefined) {
+      const dir = join(base, 'orch.io~secret', v.name)
+      const data = await fetchData(deps, v.name, 'secrets', pod.metadata.namespace, v.secret.secretName, v.secret.optional === true)
+      writeProjected(dir, v.name, data ?? new Map(), data === undefined ? [] : v.secret.items, v.secret.defaultMode ?? 0o644)
+      out.set(v.name, dir)
+    } else {
+      throw new VolumeError(v.name, 'unsupported volume source (supported: emptyDir, hostPath, configMap, secret)')
+    }
+  }
+  return out
+}
+
+/** The runtime mounts of one container from its volumeMounts. */
+export function containerMounts (pod: Pod, mounts: Array<{ name: string; mountPath: string; subPath?: string; readOnly?: boolean }> | undefined, volumes: Map<string, string>): Mount[] {
+  return (mounts ?? []).map(m => {
+    const host = volumes.get(m.name)
+    if (host === undefined) throw new VolumeError(m.name, `not found in pod ${pod.metadata.namespace}/${pod.metadata.name}`)
+    let hostPath = host
+    if (m.subPath) {
+      const rel = normalize(m.subPath)
+      if (isAbsolute(rel) || rel.startsWith('..')) throw new VolumeError(m.name, `subPath "${m.subPath}" must be relative and stay inside the volume`)
+      hostPath = join(host, rel)
+      if (!existsSync(hostPath)) mkdirSync(hostPath, { recursive: true })
+    }
+    return { containerPath: m.mountPath, hostPath, readonly: m.readOnly === true }
+  })
+}
+
+/** Removes the pod's own folders (emptyDir, projected files); hostPath volumes are never touched. */
+export function cleanupPodDir (rootDir: string, uid: string): void {
+  rmSync(podDir(rootDir, uid), { recursive: true, force: true })
+}
