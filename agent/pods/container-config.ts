@@ -24,7 +24,8 @@ export function podLogDir (logsRoot: string, pod: Pod): string {
 export function sandboxConfig (pod: Pod, logsRoot: string, attempt: number): PodSandboxConfig {
   return {
     metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid, attempt },
-    hostname: pod.spec.hostname ?? pod.metadata.name,
+    // The host's own name stays for host-network pods (runc cannot set one without a UTS namespace).
+    hostname: pod.spec.hostNetwork === true ? undefined : (pod.spec.hostname ?? pod.metadata.name),
     logDirectory: podLogDir(logsRoot, pod),
     labels: { ...pod.metadata.labels, [LABEL_POD_NAME]: pod.metadata.name, [LABEL_POD_NAMESPACE]: pod.metadata.namespace, [LABEL_POD_UID]: pod.metadata.uid },
     annotations: { ...pod.metadata.annotations },

@@ -75,7 +75,13 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     chain = chain.then(async () => {
       queued = false
       if (done) return
-      try { await sync() } catch (err) { d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'pod sync failed') }
+      try { await sync() } catch (err) {
+        d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'pod sync failed')
+        // The pod stays Pending with the reason visible in its status, and is retried on the next relist.
+        podMessage = (err as Error).message
+        for (const s of slots.values()) if (s.record === undefined) waiting(s, 'ContainerCreating', podMessage)
+        publish()
+      }
     })
   }
 

@@ -100,6 +100,8 @@ export interface ResourceDefinition {
   strategy?: string
   /** Whether PUT on a missing object creates it (Kubernetes allows it for a few kinds, e.g. Lease? no: Node/Namespace? no). */
   allowCreateOnUpdate: boolean
+  /** How `metadata.name` is checked: DNS-1123 subdomain (absent = this), DNS-1123 label, DNS-1035 label (Service), or path segment (RBAC-like). */
+  nameValidation?: 'subdomain' | 'label' | 'dns1035' | 'path'
   /** Set for kinds that came from a CustomResourceDefinition. */
   custom?: { crdName: string; preserveUnknownFieldsAtRoot: boolean }
 }

@@ -1,0 +1,56 @@
+// `orchlet [flags]`: parse and validate the options, answer --help/--version, then hand the config to runAgent.
+
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pino } from 'pino'
+import { runAgent } from '../agent.js'
+import { parseArgs } from '../config/argv.js'
+import { ConfigError } from '../config/errors.js'
+import { helpText, versionLine } from '../config/help.js'
+import { loadOrchletConfig } from '../config/load.js'
+
+export interface CliIo {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+}
+
+/** package.json sits two levels above this file both in the source tree and in dist/ (dist/agent/cli -> dist/../). */
+function packageJsonPath (): string {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const up = here.includes(`${'/'}dist${'/'}`) ? join(here, '..', '..', '..') : join(here, '..', '..')
+  return join(up, 'package.json')
+}
+
+/** Runs the command; resolves to the exit code for bad input and --help/--version, or to undefined once the agent runs. */
+export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: CliIo): Promise<number | undefined> {
+  const logger = pino({ base: undefined }, pino.destination({ fd: 2, sync: true }))
+  try {
+    const args = parseArgs(argv)
+    const asked = (flag: string): boolean => [...args.values].some(([o, raws]) => o.flag === flag && raws[raws.length - 1] !== 'false')
+    if (asked('help')) { io.stdout(helpText()); return 0 }
+    if (asked('version')) { io.stdout(`${versionLine(packageJsonPath())}\n`); return 0 }
+    const config = await loadOrchletConfig(argv, env, { logger })
+    const agent = await runAgent(config, { logger })
+    const stop = (): void => {
+      agent.stop().then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
+    }
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+    return undefined
+  } catch (err) {
+    if (err instanceof ConfigError) { io.stderr(`${err.message}\n`); return 1 }
+    io.stderr(`orchlet: ${(err as Error).message}\n`)
+    return 1
+  }
+}
+
+/** Entry used by bin/orchlet.js and by running this file directly. */
+export async function cli (): Promise<void> {
+  const code = await main(process.argv.slice(2), process.env, {
+    stdout: t => process.stdout.write(t),
+    stderr: t => process.stderr.write(t)
+  })
+  if (code !== undefined) process.exitCode = code
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await cli()

@@ -1,0 +1,94 @@
+// The pod lifecycle through the CRI client against real containerd (started by .ci/containerd.sh).
+import t, { type Test } from 'tap'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { createCriRuntime } from '../runtime/cri/cri-runtime.js'
+import { busyboxImage, ensureContainerd } from '../runtime/cri/containerd-for-tests.js'
+import type { ContainerRuntime } from '../runtime/runtime.js'
+import { createBackoff } from './backoff.js'
+import { createPodManager, type PodManager } from './pod-manager.js'
+import type { Pod, PodStatus } from './pod-types.js'
+
+const env = await ensureContainerd()
+
+async function setup (t: Test, endpoint: string): Promise<{ pods: PodManager; runtime: ContainerRuntime }> {
+  const root = mkdtempSync(join(tmpdir(), 'orch-cri-pods-'))
+  const runtime = createCriRuntime({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000, name: 'containerd' })
+  const pods = createPodManager({
+    nodeName: 'node-a',
+    maxPods: 10,
+    runtimeFor: () => runtime,
+    rootDir: root,
+    logsRoot: join(root, 'logs'),
+    hostIP: '127.0.0.1',
+    cpuCfsQuota: true,
+    cfsPeriodUs: 100_000,
+    backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
+    now: Date.now,
+    logger: { info () {}, warn (o: object, m?: string) { console.error(m, JSON.stringify(o)) } },
+    relistMs: 100
+  })
+  t.teardown(async () => { await pods.stopAll(); await runtime.close(); rmSync(root, { recursive: true, force: true }) })
+  return { pods, runtime }
+}
+
+function busybox (name: string, script: string, restartPolicy: 'Never' | 'Always' = 'Never'): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default', uid: randomUUID() },
+    spec: {
+      hostNetwork: true,
+      restartPolicy,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'main', image: busyboxImage, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', script] }]
+    }
+  }
+}
+
+async function until (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 20_000): Promise<PodStatus> {
+  const deadline = Date.now() + timeoutMs
+  let last: PodStatus | undefined
+  while (Date.now() < deadline) {
+    last = pods.workers().get(p.metadata.uid)?.status()
+    if (last !== undefined && check(last)) return last
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  throw new Error(`timed out; last status: ${JSON.stringify(last)}`)
+}
+
+if (!env.ok) {
+  if (!env.skippable) t.fail(`containerd is required (as root or with CI=true): ${env.reason}`)
+  else t.comment(`skipping: ${env.reason}`)
+} else {
+  const endpoint = env.endpoint
+
+  t.test('runs a host-network busybox pod on containerd and reports its exit code and logs', async t => {
+    const { pods } = await setup(t, endpoint)
+    const p = busybox('exits', 'echo hello from busybox; exit 3')
+    pods.sink.set('file', [p])
+    const st = await until(pods, p, s => s.phase === 'Failed')
+    const term = st.containerStatuses![0]!.state.terminated!
+    t.equal(term.exitCode, 3)
+    t.match(term.containerID, /^containerd:\/\/[0-9a-f]+$/)
+    const log = readFileSync(pods.view.containerLogPath('default', 'exits', 'main', false)!, 'utf8')
+    t.match(log, /stdout F hello from busybox/)
+  })
+
+  t.test('removes the sandbox and containers of a deleted pod from containerd', async t => {
+    const { pods, runtime } = await setup(t, endpoint)
+    const p = busybox('sleeper', 'trap "exit 0" TERM; sleep 3600 & wait', 'Always')
+    pods.sink.set('file', [p])
+    await until(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+    const before = await runtime.runtime.listPodSandbox({ labelSelector: { 'io.orch.pod.uid': p.metadata.uid } })
+    t.equal(before.length, 1, 'one sandbox while it runs')
+    pods.sink.set('file', [])
+    await pods.idle()
+    const after = await runtime.runtime.listPodSandbox({ labelSelector: { 'io.orch.pod.uid': p.metadata.uid } })
+    t.equal(after.length, 0, 'the sandbox is gone')
+    const containers = await runtime.runtime.listContainers({ labelSelector: { 'io.orch.pod.uid': p.metadata.uid } })
+    t.equal(containers.length, 0, 'the containers are gone')
+  })
+}

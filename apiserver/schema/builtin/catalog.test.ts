@@ -1,0 +1,87 @@
+import t from 'tap'
+import { builtinDefinitions, builtinSchemaDefinitions } from './catalog.js'
+import { schemaAtPath, unresolvedRefs } from '../resolve.js'
+
+const byKind = (kind: string) => {
+  const def = builtinDefinitions().find((d) => d.kind === kind)
+  if (def === undefined) throw new Error(`no ${kind}`)
+  return def
+}
+
+t.test('serves the issue 2 kinds with Kubernetes names', async (t) => {
+  const defs = builtinDefinitions()
+  const names = defs.map((d) => `${d.group}/${d.version}/${d.kind}`)
+  t.same(names.sort(), [
+    '/v1/ConfigMap', '/v1/Endpoints', '/v1/Event', '/v1/Namespace', '/v1/Node', '/v1/PersistentVolume',
+    '/v1/PersistentVolumeClaim', '/v1/Pod', '/v1/Secret', '/v1/Service', '/v1/ServiceAccount',
+    'apiextensions.orch.io/v1/CustomResourceDefinition', 'apps/v1/DaemonSet', 'apps/v1/Deployment',
+    'apps/v1/ReplicaSet', 'apps/v1/StatefulSet', 'batch/v1/CronJob', 'batch/v1/Job', 'coordination.orch.io/v1/Lease',
+  ])
+  for (const d of defs) {
+    t.equal(d.singular, d.kind.toLowerCase(), `${d.kind} singular`)
+    t.equal(d.listKind, `${d.kind}List`)
+    t.equal(d.storageVersion, d.version)
+    t.ok(d.verbs.includes('watch') && d.verbs.includes('deletecollection'), `${d.kind} verbs`)
+  }
+})
+
+t.test('every kind schema resolves and declares apiVersion, kind, metadata', async (t) => {
+  for (const d of builtinDefinitions()) {
+    t.same(unresolvedRefs(d), [], `${d.kind} refs resolve`)
+    for (const f of ['apiVersion', 'kind', 'metadata']) t.ok(schemaAtPath(d, [f]), `${d.kind}.${f}`)
+    t.notOk(JSON.stringify(d.schema).includes('k8s'), `${d.kind} carries no k8s names`)
+    t.notMatch(JSON.stringify(d.definitions), /"description":"/, `${d.kind} carries no descriptions`)
+  }
+})
+
+t.test('short names, categories, scope and subresources match kubectl expectations', async (t) => {
+  t.same(byKind('Pod').shortNames, ['po'])
+  t.same(byKind('Pod').categories, ['all'])
+  t.equal(byKind('Namespace').namespaced, false)
+  t.equal(byKind('Namespace').nameValidation, 'label')
+  t.equal(byKind('Service').nameValidation, 'dns1035')
+  t.equal(byKind('ConfigMap').nameValidation, 'subdomain')
+  t.same(byKind('CustomResourceDefinition').shortNames, ['crd', 'crds'])
+  t.same(byKind('Deployment').subresources, {
+    status: true,
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector' },
+  })
+  t.same(byKind('ConfigMap').subresources, {})
+  t.equal(byKind('Lease').group, 'coordination.orch.io')
+  t.equal(byKind('Lease').allowCreateOnUpdate, true)
+  t.equal(byKind('Pod').allowCreateOnUpdate, false)
+  t.same(byKind('Namespace').printerColumns, [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }])
+  t.same(byKind('Pod').printerColumns.find((c) => c.name === 'Node'), { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', priority: 1 })
+})
+
+t.test('each call returns fresh objects', async (t) => {
+  const a = byKind('Pod')
+  a.shortNames.push('x')
+  a.definitions['io.orch.api.core.v1.PodSpec'].properties!.restartPolicy.default = 'Never'
+  const b = byKind('Pod')
+  t.same(b.shortNames, ['po'])
+  t.equal(b.definitions['io.orch.api.core.v1.PodSpec'].properties!.restartPolicy.default, 'Always')
+})
+
+t.test('Go-coded defaults are laid over the derived schemas', async (t) => {
+  const pod = byKind('Pod')
+  t.equal(schemaAtPath(pod, ['spec', 'restartPolicy'])?.default, 'Always')
+  t.equal(schemaAtPath(pod, ['spec', 'containers', '*', 'terminationMessagePath'])?.default, '/dev/termination-log')
+  t.equal(schemaAtPath(pod, ['spec', 'containers', '*', 'ports', '*', 'protocol'])?.default, 'TCP')
+  t.same(schemaAtPath(pod, ['spec', 'securityContext'])?.default, {})
+  t.equal(schemaAtPath(byKind('Deployment'), ['spec', 'replicas'])?.default, 1)
+  t.equal(schemaAtPath(byKind('Service'), ['spec', 'type'])?.default, 'ClusterIP')
+})
+
+t.test('derived markers are orch spellings with structural special types', async (t) => {
+  const defs = builtinSchemaDefinitions()
+  t.same(defs['io.orch.apimachinery.pkg.util.intstr.IntOrString'], { 'x-orch-int-or-string': true })
+  t.same(defs['io.orch.apimachinery.pkg.apis.meta.v1.Time'], { type: 'string', format: 'date-time', nullable: true })
+  t.equal(defs['io.orch.apimachinery.pkg.runtime.RawExtension']['x-orch-preserve-unknown-fields'], true)
+  const ports = defs['io.orch.api.core.v1.Container'].properties!.ports
+  t.equal(ports['x-orch-list-type'], 'map')
+  t.same(ports['x-orch-list-map-keys'], ['containerPort', 'protocol'])
+  t.equal(defs['io.orch.api.core.v1.PodSpec'].properties!.containers['x-orch-patch-merge-key'], 'name')
+  const props = defs['io.orch.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaProps'].properties!
+  t.ok(props['x-orch-preserve-unknown-fields'] && props['x-kubernetes-preserve-unknown-fields'])
+})

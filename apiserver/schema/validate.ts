@@ -1,0 +1,218 @@
+// Schema validation of an object against its kind's structural schema, with Kubernetes' messages and cause types.
+//
+// Built-in kinds decode as Go structs do: a JSON null anywhere means "absent". Custom kinds follow the
+// CRD validator (kube-openapi): null is a type error unless the node is nullable. CEL rules
+// (x-orch-validations) are not evaluated here; the sandbox does that.
+import { createResolver, type SchemaResolver } from './resolve.js'
+import * as fe from './field-errors.js'
+import type { FieldError, ResourceDefinition, StructuralSchema } from './types.js'
+
+interface Ctx { r: SchemaResolver; nullIsAbsent: boolean; errors: FieldError[] }
+
+export function validateObject (def: ResourceDefinition, obj: unknown): FieldError[] {
+  const ctx: Ctx = { r: createResolver(def.definitions), nullIsAbsent: def.custom === undefined, errors: [] }
+  validateNode(ctx, obj, def.schema, '')
+  return ctx.errors
+}
+
+/** Validates `value` against `schema` alone (for value-validation of CRD sub-schemas and tests). */
+export function validateValue (schema: StructuralSchema, value: unknown, opts: { definitions?: ResourceDefinition['definitions']; nullIsAbsent?: boolean; path?: string } = {}): FieldError[] {
+  const ctx: Ctx = { r: createResolver(opts.definitions ?? {}), nullIsAbsent: opts.nullIsAbsent ?? false, errors: [] }
+  validateNode(ctx, value, schema, opts.path ?? '')
+  return ctx.errors
+}
+
+/** The JSON type name kube-openapi reports for a value. */
+export function jsonType (v: unknown): string {
+  if (v === null || v === undefined) return 'null'
+  if (Array.isArray(v)) return 'array'
+  if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number'
+  return typeof v
+}
+
+const inBody = (path: string): string => `${path === '' ? '<root>' : path} in body`
+
+function typeError (path: string, want: string, actual: string): FieldError {
+  return fe.typeInvalid(path, actual, `${inBody(path)} must be of type ${want}: ${JSON.stringify(actual)}`)
+}
+
+function validateNode (ctx: Ctx, value: unknown, node: StructuralSchema, path: string): void {
+  const s = ctx.r.resolve(node)
+  if (value === null || value === undefined) {
+    if (ctx.nullIsAbsent || s.nullable === true) return
+    if (s.type === undefined && s['x-orch-int-or-string'] !== true) {
+      runCombinators(ctx, value, s, path)
+      return
+    }
+    ctx.errors.push(typeError(path, s['x-orch-int-or-string'] === true ? 'integer,string' : String(s.type), 'null'))
+    return
+  }
+  if (!checkType(ctx, value, s, path)) return
+  if (s.enum !== undefined && !s.enum.some((e) => deepEqual(e, value))) {
+    ctx.errors.push(fe.notSupported(path, value, s.enum))
+  }
+  if (typeof value === 'string') checkString(ctx, value, s, path)
+  else if (typeof value === 'number') checkNumber(ctx, value, s, path)
+  else if (Array.isArray(value)) checkArray(ctx, value, s, path)
+  else if (typeof value === 'object') checkObject(ctx, value as Record<string, unknown>, s, path)
+  runCombinators(ctx, value, s, path)
+}
+
+/** Type and format; false when the value's type is wrong (no further checks then). */
+function checkType (ctx: Ctx, value: unknown, s: StructuralSchema, path: string): boolean {
+  const actual = jsonType(value)
+  if (s['x-orch-int-or-string'] === true) {
+    const ok = actual === 'string' || actual === 'integer' || (actual === 'number' && s.format === 'quantity')
+    if (!ok) ctx.errors.push(typeError(path, 'integer,string', actual))
+    return ok
+  }
+  if (s.type === undefined) return true
+  const ok = s.type === actual || (s.type === 'number' && actual === 'integer')
+  if (!ok) {
+    ctx.errors.push(typeError(path, s.type, actual))
+    return false
+  }
+  const bad = formatProblem(s.format, value)
+  if (bad) ctx.errors.push(fe.typeInvalid(path, value, `${inBody(path)} must be of type ${s.format}: ${fe.goValue(value)}`))
+  return !bad
+}
+
+const int32 = 2 ** 31
+const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+function formatProblem (format: string | undefined, value: unknown): boolean {
+  switch (format) {
+    case 'int32': return typeof value === 'number' && (value < -int32 || value >= int32)
+    case 'int64': return typeof value === 'number' && !Number.isSafeInteger(value) && Math.abs(value) >= 2 ** 63
+    case 'date-time': return typeof value === 'string' && !(rfc3339.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T'))))
+    case 'byte': return typeof value === 'string' && !base64.test(value)
+    default: return false
+  }
+}
+
+function checkString (ctx: Ctx, value: string, s: StructuralSchema, path: string): void {
+  const length = [...value].length
+  if (s.maxLength !== undefined && length > s.maxLength) ctx.errors.push(fe.tooLongMaxLength(path, s.maxLength))
+  if (s.minLength !== undefined && length < s.minLength) {
+    ctx.errors.push(fe.invalid(path, value, `${inBody(path)} should be at least ${s.minLength} chars long`))
+  }
+  if (s.pattern !== undefined && !patternMatches(s.pattern, value)) {
+    ctx.errors.push(fe.invalid(path, value, `${inBody(path)} should match '${s.pattern}'`))
+  }
+}
+
+function patternMatches (pattern: string, value: string): boolean {
+  try {
+    return new RegExp(pattern, 'u').test(value)
+  } catch {
+    return true // a pattern JS cannot compile was rejected (or accepted) when the CRD was validated
+  }
+}
+
+function checkNumber (ctx: Ctx, value: number, s: StructuralSchema, path: string): void {
+  const p = inBody(path)
+  if (s.maximum !== undefined) {
+    if (s.exclusiveMaximum === true ? value >= s.maximum : value > s.maximum) {
+      ctx.errors.push(fe.invalid(path, value, `${p} should be less than ${s.exclusiveMaximum === true ? '' : 'or equal to '}${s.maximum}`))
+    }
+  }
+  if (s.minimum !== undefined) {
+    if (s.exclusiveMinimum === true ? value <= s.minimum : value < s.minimum) {
+      ctx.errors.push(fe.invalid(path, value, `${p} should be greater than ${s.exclusiveMinimum === true ? '' : 'or equal to '}${s.minimum}`))
+    }
+  }
+  if (s.multipleOf !== undefined && s.multipleOf > 0) {
+    const q = value / s.multipleOf
+    if (Math.abs(q - Math.round(q)) > 1e-9) ctx.errors.push(fe.invalid(path, value, `${p} should be a multiple of ${s.multipleOf}`))
+  }
+}
+
+function checkArray (ctx: Ctx, value: unknown[], s: StructuralSchema, path: string): void {
+  if (s.maxItems !== undefined && value.length > s.maxItems) ctx.errors.push(fe.tooMany(path, value.length, s.maxItems))
+  if (s.minItems !== undefined && value.length < s.minItems) {
+    ctx.errors.push(fe.invalid(path, value.length, `${inBody(path)} should have at least ${s.minItems} items`))
+  }
+  if (s.items !== undefined) value.forEach((item, i) => validateNode(ctx, item, s.items as StructuralSchema, fe.index(path, i)))
+  const listType = s['x-orch-list-type']
+  if (listType === 'set' || (s.uniqueItems === true && listType !== 'map')) checkSet(ctx, value, path)
+  else if (listType === 'map') checkMapList(ctx, value, s['x-orch-list-map-keys'] ?? [], path)
+}
+
+function checkSet (ctx: Ctx, value: unknown[], path: string): void {
+  const seen = new Set<string>()
+  value.forEach((item, i) => {
+    const k = canonical(item)
+    if (seen.has(k)) ctx.errors.push(fe.duplicate(fe.index(path, i), item))
+    seen.add(k)
+  })
+}
+
+function checkMapList (ctx: Ctx, value: unknown[], keys: string[], path: string): void {
+  if (keys.length === 0) return
+  const seen = new Set<string>()
+  value.forEach((item, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) return
+    const rec = item as Record<string, unknown>
+    const k = canonical(keys.map((name) => rec[name] ?? null))
+    if (seen.has(k)) {
+      // Built-in validation names the key field (`spec.containers[1].name: Duplicate value: "a"`); the CRD list-type check names the item.
+      if (ctx.nullIsAbsent && keys.length === 1) ctx.errors.push(fe.duplicate(fe.child(fe.index(path, i), keys[0]), rec[keys[0]]))
+      else ctx.errors.push(fe.duplicate(fe.index(path, i), Object.fromEntries(keys.filter((n) => n in rec).map((n) => [n, rec[n]]))))
+    }
+    seen.add(k)
+  })
+}
+
+function checkObject (ctx: Ctx, value: Record<string, unknown>, s: StructuralSchema, path: string): void {
+  for (const name of s.required ?? []) {
+    const v = value[name]
+    if (v === undefined || (v === null && ctx.nullIsAbsent)) ctx.errors.push(fe.required(fe.child(path, name)))
+  }
+  const count = Object.keys(value).length
+  if (s.maxProperties !== undefined && count > s.maxProperties) ctx.errors.push(fe.tooMany(path, count, s.maxProperties))
+  if (s.minProperties !== undefined && count < s.minProperties) {
+    ctx.errors.push(fe.invalid(path, count, `${inBody(path)} should have at least ${s.minProperties} properties`))
+  }
+  if (s['x-orch-embedded-resource'] === true) {
+    for (const name of ['apiVersion', 'kind']) {
+      if (typeof value[name] !== 'string' || value[name] === '') ctx.errors.push(fe.required(fe.child(path, name), 'must not be empty'))
+    }
+  }
+  const extra = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined
+  for (const [name, v] of Object.entries(value)) {
+    const prop = s.properties?.[name]
+    if (prop !== undefined) validateNode(ctx, v, prop, fe.child(path, name))
+    else if (extra !== undefined) validateNode(ctx, v, extra, fe.key(path, name))
+  }
+}
+
+function runCombinators (ctx: Ctx, value: unknown, s: StructuralSchema, path: string): void {
+  const passes = (sub: StructuralSchema): boolean => {
+    const inner: Ctx = { ...ctx, errors: [] }
+    validateNode(inner, value, sub, path)
+    return inner.errors.length === 0
+  }
+  for (const sub of s.allOf ?? []) validateNode(ctx, value, sub, path)
+  if (s.anyOf !== undefined && !s.anyOf.some(passes)) {
+    ctx.errors.push(fe.invalid(path, value, `${inBody(path)} must validate at least one schema (anyOf)`))
+  }
+  if (s.oneOf !== undefined && s.oneOf.filter(passes).length !== 1) {
+    ctx.errors.push(fe.invalid(path, value, `${inBody(path)} must validate one and only one schema (oneOf)`))
+  }
+  if (s.not !== undefined && passes(s.not)) {
+    ctx.errors.push(fe.invalid(path, value, `${inBody(path)} should not validate the schema`))
+  }
+}
+
+/** A key equal for deep-equal JSON values (object keys sorted). */
+export function canonical (v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'undefined'
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`
+  const rec = v as Record<string, unknown>
+  return `{${Object.keys(rec).sort().map((k) => `${JSON.stringify(k)}:${canonical(rec[k])}`).join(',')}}`
+}
+
+export function deepEqual (a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b)
+}
