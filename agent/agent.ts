@@ -24,6 +24,7 @@ import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } 
 import { createCriRuntime } from './runtime/cri/cri-runtime.js'
 import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
+import { watchImportDir } from './runtime/image-import-dir.js'
 
 export interface AgentLogger {
   info (obj: object | string, msg?: string): void
@@ -88,6 +89,9 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const hostIP = addresses.find(a => a.type === 'InternalIP')?.address ?? '127.0.0.1'
 
   const wasm = await createWasmRuntime({ rootDir: join(rootDir, 'wasm'), now })
+  // Offline appliances: OCI layouts dropped in <root-dir>/wasm/import are imported into the wasm image store.
+  const imports = watchImportDir({ dir: join(rootDir, 'wasm', 'import'), importer: wasm.images, checkFrequencyMs: config.fileCheckFrequency, logger })
+  await imports.scan()
   const cri = await openCriRuntime(config, logger)
   const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wasm]])
   if (cri !== undefined) runtimes.set('', cri)
@@ -200,6 +204,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     ports: () => ports,
     async stop (opts = {}) {
       for (const s of sources) s.stop()
+      imports.stop()
       await node?.stop()
       await server?.close()
       if (opts.stopPods === true) await pods.stopAll()
