@@ -1,0 +1,131 @@
+// Legacy discovery documents (/api, /api/v1, /apis, /apis/{g}, /apis/{g}/{v}), rebuilt when the served set changes.
+
+import { createHash } from 'node:crypto'
+import { pathNotFound } from '../errors/status-error.js'
+import type { Registry } from '../registry/types.js'
+import type { ResourceDefinition } from '../schema/types.js'
+import type { DiscoveryPath } from './request-info.js'
+
+interface GroupVersion { groupVersion: string; version: string }
+
+export interface Discovery {
+  /** The document for a discovery path, or a 404 StatusError thrown. `serverAddress` is host:port as the client reached us. */
+  document(path: DiscoveryPath, serverAddress: string): Record<string, unknown>
+  /** Drops cached documents (called when the definitions change). */
+  invalidate(): void
+}
+
+/** Kubernetes' version priority: GA > beta > alpha, higher numbers first, then non-matching names alphabetically. */
+export function compareKubeVersions (a: string, b: string): number {
+  const rank = (v: string): [number, number, number, string] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v)
+    if (m === null) return [3, 0, 0, v]
+    const stage = m[2] === undefined ? 0 : m[2] === 'beta' ? 1 : 2
+    return [stage, -Number(m[1]), -Number(m[3] ?? 0), v]
+  }
+  const ra = rank(a)
+  const rb = rank(b)
+  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return (ra[i] as number) - (rb[i] as number)
+  return ra[3] < rb[3] ? -1 : ra[3] > rb[3] ? 1 : 0
+}
+
+/** 8 bytes of sha256 over group/version/kind of the storage version, base64, as Kubernetes computes it. */
+export function storageVersionHash (def: ResourceDefinition): string {
+  const gv = def.group === '' ? def.storageVersion : `${def.group}/${def.storageVersion}`
+  return createHash('sha256').update(`${gv}/${def.kind}`).digest().subarray(0, 8).toString('base64')
+}
+
+const SUB_VERBS = ['get', 'patch', 'update']
+
+function resourceEntries (def: ResourceDefinition): Array<Record<string, unknown>> {
+  const main: Record<string, unknown> = {
+    name: def.plural, singularName: def.singular, namespaced: def.namespaced, kind: def.kind, verbs: def.verbs
+  }
+  if (def.shortNames.length > 0) main.shortNames = def.shortNames
+  if (def.categories.length > 0) main.categories = def.categories
+  main.storageVersionHash = storageVersionHash(def)
+  const out = [main]
+  if (def.subresources.status === true) {
+    out.push({ name: `${def.plural}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: SUB_VERBS })
+  }
+  if (def.subresources.scale !== undefined) {
+    out.push({ name: `${def.plural}/scale`, singularName: '', namespaced: def.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: SUB_VERBS })
+  }
+  return out
+}
+
+interface Index {
+  /** group -> versions sorted by priority. */
+  groups: Map<string, string[]>
+  /** "group/version" -> definitions. */
+  byGroupVersion: Map<string, ResourceDefinition[]>
+  /** Named groups in first-seen order (as the registry orders definitions). */
+  groupOrder: string[]
+}
+
+function buildIndex (defs: ResourceDefinition[]): Index {
+  const groups = new Map<string, string[]>()
+  const byGroupVersion = new Map<string, ResourceDefinition[]>()
+  const groupOrder: string[] = []
+  for (const d of defs) {
+    const key = `${d.group}/${d.version}`
+    const list = byGroupVersion.get(key)
+    if (list === undefined) byGroupVersion.set(key, [d])
+    else list.push(d)
+    const versions = groups.get(d.group)
+    if (versions === undefined) {
+      groups.set(d.group, [d.version])
+      if (d.group !== '') groupOrder.push(d.group)
+    } else if (!versions.includes(d.version)) versions.push(d.version)
+  }
+  for (const v of groups.values()) v.sort(compareKubeVersions)
+  return { groups, byGroupVersion, groupOrder }
+}
+
+function groupDoc (name: string, versions: string[]): Record<string, unknown> {
+  const gvs: GroupVersion[] = versions.map(v => ({ groupVersion: `${name}/${v}`, version: v }))
+  return { name, versions: gvs, preferredVersion: gvs[0] }
+}
+
+export function createDiscovery (registry: Registry): Discovery {
+  let index: Index | undefined
+  const current = (): Index => (index ??= buildIndex(registry.definitions()))
+  return {
+    invalidate () { index = undefined },
+    document (path, serverAddress) {
+      const idx = current()
+      if (path.apiPrefix === 'api') {
+        if (path.version === undefined) {
+          return {
+            kind: 'APIVersions',
+            versions: idx.groups.get('') ?? [],
+            serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }]
+          }
+        }
+        return resourceList(idx, '', path.version)
+      }
+      if (path.group === undefined) {
+        return {
+          kind: 'APIGroupList',
+          apiVersion: 'v1',
+          groups: idx.groupOrder.map(g => groupDoc(g, idx.groups.get(g) ?? []))
+        }
+      }
+      const versions = idx.groups.get(path.group)
+      if (path.group === '' || versions === undefined) throw pathNotFound()
+      if (path.version === undefined) return { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(path.group, versions) }
+      return resourceList(idx, path.group, path.version)
+    }
+  }
+}
+
+function resourceList (idx: Index, group: string, version: string): Record<string, unknown> {
+  const defs = idx.byGroupVersion.get(`${group}/${version}`)
+  if (defs === undefined) throw pathNotFound()
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: group === '' ? version : `${group}/${version}`,
+    resources: defs.flatMap(resourceEntries)
+  }
+}

@@ -1,0 +1,126 @@
+// Response bodies: served bytes written as they are for JSON, lists assembled around item bytes, YAML/Table/pretty forms, gzip.
+
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { gzipSync } from 'node:zlib'
+import { stringify as yamlStringify } from 'yaml'
+import type { StatusError } from '../errors/status-error.js'
+import type { ListResult } from '../registry/types.js'
+import type { ResourceDefinition } from '../schema/types.js'
+import { apiVersionOf } from './decode.js'
+import type { ResponseMedia } from './negotiate.js'
+import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
+
+/** Bodies above this size are gzipped when the client accepts it (Kubernetes' APIResponseCompression threshold). */
+export const GZIP_MIN_BYTES = 128 * 1024
+
+export interface EncodedBody { contentType: string; body: Buffer }
+
+const JSON_TYPE = 'application/json'
+const YAML_TYPE = 'application/yaml'
+
+export function acceptsGzip (req: IncomingMessage): boolean {
+  const h = req.headers['accept-encoding']
+  if (typeof h !== 'string') return false
+  return h.split(',').some(part => {
+    const [name, ...params] = part.split(';').map(s => s.trim().toLowerCase())
+    const q = params.find(p => p.startsWith('q='))
+    return name === 'gzip' && (q === undefined || Number(q.slice(2)) > 0)
+  })
+}
+
+/** JSON value to bytes in the negotiated text form (YAML or JSON, pretty or compact). */
+export function encodeValue (value: unknown, form: 'json' | 'yaml', pretty: boolean): EncodedBody {
+  if (form === 'yaml') return { contentType: YAML_TYPE, body: Buffer.from(yamlStringify(value, { aliasDuplicateObjects: false })) }
+  return { contentType: JSON_TYPE, body: Buffer.from(pretty ? JSON.stringify(value, null, 2) + '\n' : JSON.stringify(value)) }
+}
+
+function tableTypeFor (group: string): string {
+  return `application/json;as=Table;v=v1;g=${group}`
+}
+
+/** One object: for plain JSON the stored bytes go out untouched. */
+export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
+  if (media.form === 'json' && !pretty) return { contentType: JSON_TYPE, body: bytes }
+  const object = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
+  if (media.form === 'table' && conv !== undefined) {
+    const table = buildTable(conv, media.tableGroup, [object], {})
+    return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
+  }
+  if (media.form === 'metadata') {
+    const meta = partialObjectMetadata(media.metaGroup, (object.metadata ?? {}) as Record<string, unknown>)
+    return { contentType: `application/json;as=PartialObjectMetadata;v=v1;g=${media.metaGroup}`, body: encodeValue(meta, 'json', pretty).body }
+  }
+  return encodeValue(object, media.form === 'yaml' ? 'yaml' : 'json', pretty)
+}
+
+function listMetadata (list: ListResult): Record<string, unknown> {
+  const m: Record<string, unknown> = { resourceVersion: list.resourceVersion }
+  if (list.continue !== '') m.continue = list.continue
+  if (list.remainingItemCount !== undefined) m.remainingItemCount = list.remainingItemCount
+  return m
+}
+
+/** A collection: `{"kind":"<Kind>List",...,"items":[` + item bytes + `]}`, items never re-serialized for JSON. */
+export function encodeList (def: ResourceDefinition, list: ListResult, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
+  if (media.form === 'json' && !pretty) {
+    const head = JSON.stringify({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list) })
+    const parts: Buffer[] = [Buffer.from(head.slice(0, -1) + ',"items":[')]
+    list.items.forEach((item, i) => {
+      if (i > 0) parts.push(COMMA)
+      parts.push(item)
+    })
+    parts.push(CLOSE)
+    return { contentType: JSON_TYPE, body: Buffer.concat(parts) }
+  }
+  const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
+  if (media.form === 'table' && conv !== undefined) {
+    const table = buildTable(conv, media.tableGroup, objects, listMetadata(list))
+    return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
+  }
+  if (media.form === 'metadata') {
+    const items = objects.map(o => partialObjectMetadata(media.metaGroup, (o.metadata ?? {}) as Record<string, unknown>))
+    const doc = { kind: 'PartialObjectMetadataList', apiVersion: `${media.metaGroup}/v1`, metadata: listMetadata(list), items }
+    return { contentType: `application/json;as=PartialObjectMetadataList;v=v1;g=${media.metaGroup}`, body: encodeValue(doc, 'json', pretty).body }
+  }
+  const doc = { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list), items: objects }
+  return encodeValue(doc, media.form === 'yaml' ? 'yaml' : 'json', pretty)
+}
+
+const COMMA = Buffer.from(',')
+const CLOSE = Buffer.from(']}')
+
+/** Writes a complete response; gzips large bodies when the request allows it. */
+export function send (req: IncomingMessage, res: ServerResponse, status: number, encoded: EncodedBody, headers: Record<string, string | string[]> = {}): void {
+  if (res.headersSent || res.destroyed) return
+  let body = encoded.body
+  const out: Record<string, string | string[]> = { ...headers, 'Content-Type': encoded.contentType }
+  if (body.length > GZIP_MIN_BYTES && acceptsGzip(req)) {
+    body = gzipSync(body)
+    out['Content-Encoding'] = 'gzip'
+    out.Vary = 'Accept-Encoding'
+  }
+  out['Content-Length'] = String(body.length)
+  res.writeHead(status, out)
+  if (req.method === 'HEAD') res.end()
+  else res.end(body)
+}
+
+/** Headers every error carries: Retry-After for 429/503/504 when the Status names a delay. */
+export function errorHeaders (err: StatusError): Record<string, string> {
+  const h: Record<string, string> = {}
+  const retry = err.details?.retryAfterSeconds
+  if (retry !== undefined && retry > 0) h['Retry-After'] = String(retry)
+  else if (err.code === 429 || err.code === 504) h['Retry-After'] = '1'
+  return h
+}
+
+/** Writes a StatusError as a meta/v1 Status (JSON, or YAML when that is what the client takes). */
+export function sendError (req: IncomingMessage, res: ServerResponse, err: StatusError, extra: Record<string, string | string[]> = {}, form: 'json' | 'yaml' = 'json'): void {
+  send(req, res, err.code, encodeValue(err.toStatus(), form, false), { ...extra, ...errorHeaders(err) })
+}
+
+/** `Warning: 299 - "text"` values for the registry's warnings (quotes and backslashes escaped). */
+export function warningHeaders (warnings: string[]): Record<string, string[]> {
+  if (warnings.length === 0) return {}
+  return { Warning: warnings.map(w => `299 - "${w.replace(/[\\"]/g, m => '\\' + m).replace(/[\r\n]+/g, ' ')}"`) }
+}

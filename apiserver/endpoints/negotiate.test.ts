@@ -1,0 +1,43 @@
+import t from 'tap'
+import { acceptsJson, bodyFormat, negotiateResponse, parseAccept } from './negotiate.js'
+import { StatusError } from '../errors/status-error.js'
+
+t.test('orders Accept ranges by q and drops q=0', async t => {
+  const r = parseAccept('application/yaml;q=0.5, application/json, text/html;q=0')
+  t.same(r.map(x => x.subtype), ['json', 'yaml'])
+})
+
+t.test('picks the response form kubectl and clients ask for', async t => {
+  const cases: Array<[string | undefined, boolean, unknown]> = [
+    [undefined, true, { form: 'json' }],
+    ['*/*', true, { form: 'json' }],
+    ['application/yaml', true, { form: 'yaml' }],
+    ['application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json', true, { form: 'table', tableGroup: 'meta.k8s.io' }],
+    ['application/json;as=Table;g=meta.orch.io;v=v1, application/json', true, { form: 'table', tableGroup: 'meta.orch.io' }],
+    ['application/json;as=Table;v=v1;g=meta.k8s.io, application/json', false, { form: 'json' }],
+    ['application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io, application/json', true, { form: 'json' }],
+    ['application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io', true, { form: 'metadata', metaGroup: 'meta.k8s.io' }],
+    ['application/vnd.kubernetes.protobuf, application/json', true, { form: 'json' }],
+    ['application/json;as=Table;v=v1beta1;g=meta.k8s.io, */*;q=0.1', true, { form: 'json' }]
+  ]
+  for (const [accept, allowTable, want] of cases) t.same(negotiateResponse(accept, { allowTable }), want, String(accept))
+})
+
+t.test('answers 406 when nothing acceptable is served', async t => {
+  for (const a of ['application/vnd.orch.protobuf', 'text/html', 'application/json;as=Table;v=v1;g=other.io']) {
+    const r = negotiateResponse(a, { allowTable: true })
+    t.ok(r instanceof StatusError && r.code === 406, a)
+  }
+  t.notOk(acceptsJson('application/com.github.proto-openapi.spec.v2@v1.0+protobuf'))
+  t.ok(acceptsJson('application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json'))
+})
+
+t.test('reads JSON and YAML bodies, 415 for anything else', async t => {
+  t.equal(bodyFormat(undefined), 'json')
+  t.equal(bodyFormat('application/json; charset=utf-8'), 'json')
+  t.equal(bodyFormat('application/yaml'), 'yaml')
+  for (const ct of ['text/plain', 'application/vnd.kubernetes.protobuf', 'application/merge-patch+json']) {
+    const r = bodyFormat(ct)
+    t.ok(r instanceof StatusError && r.code === 415, ct)
+  }
+})

@@ -1,0 +1,139 @@
+// Watch streams: per-media WatchEncoders, a batched chunked sink per watcher, timeouts and slow-consumer cut-off.
+
+import type { ServerResponse } from 'node:http'
+import type { StatusError } from '../errors/status-error.js'
+import type { ApiWatchEvent, WatchEncoder, WatchSink, WatchSubscription } from '../registry/types.js'
+import type { ResponseMedia } from './negotiate.js'
+import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
+
+/** A watcher whose unsent bytes pass this is cut off instead of buffering without bound. */
+export const DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024
+
+const NL = Buffer.from('}\n')
+
+function eventPrefix (type: string): Buffer {
+  return Buffer.from(`{"type":"${type}","object":`)
+}
+
+/** `{"type":"ADDED","object":<served bytes>}\n`: the object bytes are not re-serialized. */
+export function jsonWatchEncoder (): WatchEncoder {
+  const prefixes = new Map<string, Buffer>()
+  return {
+    key: 'json',
+    encode (event) {
+      let p = prefixes.get(event.type)
+      if (p === undefined) { p = eventPrefix(event.type); prefixes.set(event.type, p) }
+      return Buffer.concat([p, event.raw, NL])
+    }
+  }
+}
+
+/** Each event's object is a Table with the one row (what `kubectl get -w` asks for); ERROR events carry the Status. */
+export function tableWatchEncoder (conv: TableConvertor, metaGroup: string, resourceKey: string): WatchEncoder {
+  return {
+    key: `table:${metaGroup}:${resourceKey}`,
+    encode (event) {
+      if (event.type === 'ERROR') return Buffer.concat([eventPrefix('ERROR'), event.raw, NL])
+      const object = event.object()
+      const table = event.type === 'BOOKMARK'
+        ? buildTable(conv, metaGroup, [], { resourceVersion: event.resourceVersion })
+        : buildTable(conv, metaGroup, [object], {})
+      return Buffer.from(JSON.stringify({ type: event.type, object: table }) + '\n')
+    }
+  }
+}
+
+/** Events whose object is PartialObjectMetadata (metadata-only informers). */
+export function metadataWatchEncoder (metaGroup: string, resourceKey: string): WatchEncoder {
+  return {
+    key: `meta:${metaGroup}:${resourceKey}`,
+    encode (event) {
+      if (event.type === 'ERROR') return Buffer.concat([eventPrefix('ERROR'), event.raw, NL])
+      const meta = (event.object().metadata ?? {}) as Record<string, unknown>
+      return Buffer.from(JSON.stringify({ type: event.type, object: partialObjectMetadata(metaGroup, meta) }) + '\n')
+    }
+  }
+}
+
+export function watchEncoderFor (media: ResponseMedia, conv: TableConvertor, resourceKey: string): WatchEncoder {
+  if (media.form === 'table') return tableWatchEncoder(conv, media.tableGroup, resourceKey)
+  if (media.form === 'metadata') return metadataWatchEncoder(media.metaGroup, resourceKey)
+  return jsonWatchEncoder()
+}
+
+/** Kubernetes' default: a random duration between minRequestTimeout (30 min) and twice that. */
+export function defaultWatchTimeoutMs (random: () => number): number {
+  return Math.floor((30 + 30 * random()) * 60 * 1000)
+}
+
+export interface WatchStream {
+  sink: WatchSink
+  /** Hands over the registry's subscription and starts the response if nothing was written yet. */
+  attach(sub: WatchSubscription): void
+  /** Ends the stream from the server side (shutdown). */
+  close(): void
+  /** True once the 200 head went out (before that an error can still be answered as a Status). */
+  readonly started: boolean
+  readonly closed: boolean
+}
+
+export interface WatchStreamOptions {
+  timeoutMs: number
+  maxPendingBytes?: number
+  onClose?: () => void
+  onSlowConsumer?: () => void
+}
+
+/**
+ * A chunked 200 response fed by the registry's sink. The head is written lazily (first write or
+ * attach), so a watch the registry refuses up front can still be answered with a plain Status.
+ */
+export function createWatchStream (res: ServerResponse, headers: Record<string, string | string[]>, opts: WatchStreamOptions): WatchStream {
+  const maxPending = opts.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES
+  let sub: WatchSubscription | undefined
+  let closed = false
+  let started = false
+  let timer: NodeJS.Timeout | undefined
+
+  function start (): void {
+    if (started || closed) return
+    started = true
+    res.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' })
+    res.flushHeaders()
+    timer = setTimeout(() => finish(false), opts.timeoutMs)
+  }
+
+  function finish (destroy: boolean): void {
+    if (closed) return
+    closed = true
+    if (timer !== undefined) clearTimeout(timer)
+    sub?.stop()
+    if (destroy) res.destroy()
+    else if (started && !res.writableEnded) res.end()
+    opts.onClose?.()
+  }
+  res.on('close', () => finish(false))
+
+  const sink: WatchSink = {
+    write (chunks: Buffer[]) {
+      if (closed || chunks.length === 0) return
+      start()
+      res.write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
+      if (res.writableLength > maxPending) {
+        opts.onSlowConsumer?.()
+        finish(true)
+      }
+    },
+    end (_err?: StatusError) {
+      start()
+      finish(false)
+    }
+  }
+  return {
+    sink,
+    attach (s) { sub = s; if (closed) s.stop(); else start() },
+    close () { finish(false) },
+    get started () { return started },
+    get closed () { return closed }
+  }
+}

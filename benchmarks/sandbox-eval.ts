@@ -1,0 +1,119 @@
+// Benchmark: CEL validation rules evaluated in the QuickJS sandbox vs the same library in plain V8.
+// Run: npx tsx benchmarks/sandbox-eval.ts   (BENCH_ITERATIONS=2000 by default)
+// Prints one JSON line and writes benchmarks/results/sandbox-eval.json.
+
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { Environment } from '@marcbachmann/cel-js'
+import { createSandbox } from '../sandbox/sandbox.js'
+import { compileValidationRules, evaluateValidationRules } from '../sandbox/validation.js'
+import type { StructuralSchema } from '../apiserver/schema/types.js'
+
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 2000)
+
+const schema: StructuralSchema = {
+  type: 'object',
+  properties: {
+    replicas: { type: 'integer' },
+    maxReplicas: { type: 'integer' },
+    name: { type: 'string', maxLength: 63 },
+    items: { type: 'array', maxItems: 32, items: { type: 'string', maxLength: 128 } },
+    ports: { type: 'array', maxItems: 16, items: { type: 'object', properties: { name: { type: 'string', maxLength: 15 }, port: { type: 'integer' } } } },
+  },
+}
+const self = {
+  replicas: 3,
+  maxReplicas: 5,
+  name: 'xweb-frontend',
+  items: Array.from({ length: 10 }, (_, i) => `item-${i}`),
+  ports: Array.from({ length: 5 }, (_, i) => ({ name: `p${i}`, port: 8000 + i })),
+}
+const oldSelf = { ...self, replicas: 2 }
+
+const rules: Record<string, string> = {
+  compare: 'self.replicas <= self.maxReplicas',
+  startsWith: "self.name.startsWith('x')",
+  allSize: 'self.items.all(i, i.size() < 64)',
+  regex: "self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",
+  transition: 'self.replicas >= oldSelf.replicas',
+  listRule: "self.ports.map(p, p.port).exists(p, p > 8003) && 'item-3' in self.items",
+}
+
+function stats(samples: number[]): { perSecond: number; p50Us: number; p99Us: number } {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const total = samples.reduce((a, b) => a + b, 0)
+  const q = (p: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] * 1000 * 10) / 10
+  return { perSecond: Math.round((samples.length / total) * 1000), p50Us: q(0.5), p99Us: q(0.99) }
+}
+
+function time(n: number, fn: () => void): number[] {
+  for (let i = 0; i < Math.min(200, n); i++) fn()
+  const out: number[] = []
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now()
+    fn()
+    out.push(performance.now() - t0)
+  }
+  return out
+}
+
+const sb = await createSandbox({ deadlineMs: 5000 })
+
+// Sandboxed: one crossing per rule evaluation.
+const sandboxed: Record<string, ReturnType<typeof stats>> = {}
+for (const [name, rule] of Object.entries(rules)) {
+  const env = { variables: { self: { schema }, ...(rule.includes('oldSelf') ? { oldSelf: { schema } } : {}) } }
+  const p = sb.compile(rule, env)
+  const vars = rule.includes('oldSelf') ? { self, oldSelf } : { self }
+  if (p.evaluate(vars).value !== true) throw new Error(`rule ${name} is not true on the sample`)
+  sandboxed[name] = stats(time(iterations, () => p.evaluate(vars)))
+}
+
+// Sandboxed batch: all rules of one object in one crossing (what CRD validation does).
+const batchSchema: StructuralSchema = { ...schema, 'x-orch-validations': Object.values(rules).map((rule) => ({ rule })) }
+const compiled = compileValidationRules(batchSchema, { sandbox: sb })
+if (!compiled.ok) throw new Error(JSON.stringify(compiled.errors))
+if (evaluateValidationRules(compiled.compiled, self, oldSelf).errors.length) throw new Error('batch rules fail on the sample')
+const batch = stats(time(iterations, () => evaluateValidationRules(compiled.compiled, self, oldSelf)))
+
+// The same library in plain V8 (no sandbox, no cost metering), values converted as the guest does.
+const v8: Record<string, ReturnType<typeof stats>> = {}
+const toCel = (v: unknown): unknown =>
+  typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : Array.isArray(v) ? v.map(toCel) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, toCel(x)])) : v
+const celSelf = toCel(self)
+const celOld = toCel(oldSelf)
+for (const [name, rule] of Object.entries(rules)) {
+  const env = new Environment({ unlistedVariablesAreDyn: true })
+  const program = env.parse(rule)
+  const ctx = { self: celSelf, oldSelf: celOld }
+  if (program(ctx) !== true) throw new Error(`rule ${name} is not true in V8`)
+  v8[name] = stats(time(iterations * 5, () => program(ctx)))
+}
+
+// One crossing: a no-op guest call carrying a ~750-byte argument.
+const payload = { ids: [], pad: 'x'.repeat(730) }
+const crossing = stats(time(iterations * 2, () => sb.guest.call('release', payload)))
+
+const t0 = performance.now()
+const cold = await createSandbox()
+const createMs = Math.round(performance.now() - t0)
+cold.dispose()
+sb.dispose()
+
+const ratio: Record<string, number> = {}
+// p50 over p50: the means are dominated by pauses on a shared machine.
+for (const name of Object.keys(rules)) ratio[name] = Math.round(sandboxed[name].p50Us / Math.max(v8[name].p50Us, 0.1))
+
+const result = {
+  benchmark: 'sandbox-eval',
+  node: process.version,
+  iterations,
+  sandboxedPerRule: sandboxed,
+  sandboxedBatchAllRules: { ...batch, rulesPerObject: Object.keys(rules).length },
+  plainV8: v8,
+  sandboxOverV8P50Ratio: ratio,
+  crossing,
+  sandboxCreateMs: createMs,
+}
+mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
+writeFileSync(new URL('./results/sandbox-eval.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
+console.log(JSON.stringify(result))
