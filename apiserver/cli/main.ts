@@ -1,5 +1,6 @@
 // The `orch` command: `up`, `apiserver`, `version`, `--help`. Returns an exit code instead of exiting, so tests can call it.
 
+import { hostname } from 'node:os'
 import { pino, type Logger } from 'pino'
 import { versionInfo } from '../endpoints/version.js'
 import { flagHelp, parseFlags, UsageError, type FlagSpec } from './args.js'
@@ -11,16 +12,26 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'log-level', kind: 'string', help: 'pino log level (trace, debug, info, warn, error)', default: 'info' }
 ]
 
+const NODE_FLAGS: FlagSpec[] = [
+  { name: 'orchlet', kind: 'bool', help: 'run an orchlet for this machine (up only)', default: true },
+  { name: 'node-name', kind: 'string', help: 'name of the local node (default: the hostname)' },
+  { name: 'orchlet-port', kind: 'int', help: 'serving port of the local orchlet; 0 picks a free port (default: 10250, or 0 when --port is 0)' },
+  { name: 'orchlet-config', kind: 'string', help: 'OrchletConfiguration file for the local orchlet (replaces the generated one)' }
+]
+
 const USAGE = `orch: a small Kubernetes-style control plane
 
 Usage:
-  orch up [flags]         start the control plane (API server and its controllers) and write DIR/kubeconfig
+  orch up [flags]         start the control plane and an orchlet for this machine, and write DIR/kubeconfig
   orch apiserver [flags]  start the API server alone (same flags; TLS and authentication options come later)
   orch version            print the version
   orch --help             show this help
 
 Flags of up and apiserver:
 ${flagHelp(SERVE_FLAGS)}
+
+Flags of up:
+${flagHelp(NODE_FLAGS)}
 
 Plain HTTP only for now. Use: kubectl --kubeconfig DIR/kubeconfig get ns
 `
@@ -62,7 +73,8 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
       }
       case 'up':
       case 'apiserver': {
-        const { flags, rest } = parseFlags(args, [...SERVE_FLAGS, { name: 'help', kind: 'bool', help: 'show help' }])
+        const specs = command === 'up' ? [...SERVE_FLAGS, ...NODE_FLAGS] : SERVE_FLAGS
+        const { flags, rest } = parseFlags(args, [...specs, { name: 'help', kind: 'bool', help: 'show help' }])
         if (flags.help === true) { io.out(USAGE); return 0 }
         if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`)
         const port = flags.port as number
@@ -71,7 +83,14 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
         const logger = (io.logger ?? makeLogger)(level)
         // Loaded on demand: help and version need neither the store nor the registry.
         const { runUntilSignalled } = await import('./up.js')
-        return await runUntilSignalled({ dataDir: flags['data-dir'] as string, port, bindAddress: flags['bind-address'] as string, logger })
+        const localNode = command === 'up' && flags.orchlet === true
+          ? {
+              nodeName: ((flags['node-name'] as string | undefined) ?? hostname()).toLowerCase(),
+              port: (flags['orchlet-port'] as number | undefined) ?? (port === 0 ? 0 : 10250),
+              configFile: flags['orchlet-config'] as string | undefined
+            }
+          : undefined
+        return await runUntilSignalled({ dataDir: flags['data-dir'] as string, port, bindAddress: flags['bind-address'] as string, logger, localNode })
       }
       default:
         throw new UsageError(`unknown command "${command}"`)

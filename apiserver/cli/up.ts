@@ -10,12 +10,16 @@ import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js
 import type { Store } from '../storage/store.js'
 import type { Registry } from '../registry/types.js'
 import { writeKubeconfig } from './kubeconfig.js'
+import { startLocalNode } from './local-node.js'
+import type { RunningAgent } from '../../agent/agent.js'
 
 export interface UpOptions {
   dataDir: string
   port: number
   bindAddress: string
   logger: Logger
+  /** Run an orchlet for this machine (`orch up`); `orch apiserver` runs the API server alone. */
+  localNode?: { nodeName: string; port: number; configFile?: string }
 }
 
 export interface ControlPlane {
@@ -61,6 +65,9 @@ export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
     const url = `http://${clientHost(o.bindAddress)}:${port}`
     await writeKubeconfig(kubeconfigPath, url)
     logger.info({ url, dataDir: o.dataDir, kubeconfig: kubeconfigPath }, 'orch is serving')
+    const node: RunningAgent | undefined = o.localNode === undefined
+      ? undefined
+      : await startLocalNode({ dataDir: o.dataDir, kubeconfigPath, logger, ...o.localNode })
     let stopping: Promise<void> | undefined
     const srv = server
     const reg = registry
@@ -69,6 +76,8 @@ export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
       url,
       kubeconfigPath,
       stop: () => (stopping ??= (async () => {
+        // The node agent goes first, while the API server can still take its last status writes.
+        await node?.stop()
         srv.beginShutdown()
         await srv.close()
         await reg.stop()

@@ -1,0 +1,204 @@
+// Guest entry (runs inside QuickJS): environments, compiled programs and metered evaluation behind a JSON API.
+//
+// The host calls `__orch.<fn>(jsonString)` and gets a JSON string back: one crossing per call, whatever
+// the size of the input. Programs stay compiled in this context; the host refers to them by id.
+// Module-level state here is per sandbox: every sandbox instantiates these modules in its own QuickJS
+// context (the patched library prototypes, caches and program table are never shared).
+
+import { Optional } from 'cel-lib/optional.js'
+import { Environment } from 'cel-lib/evaluator.js'
+import { installMeter, installCheckerHook, finishRoot, CostLimitError } from './cost.js'
+import { TypeChecker } from 'cel-lib/type-checker.js'
+import { registerKubernetesLibraries, deepEqual } from './k8s-lib.js'
+import { createSchemaTypes } from './schema.js'
+import { encode, fromJson } from './values.js'
+import { estimateCost } from './estimate.js'
+import { toJsRegExp } from './regex.js'
+import { wrapListOperators } from './listtypes.js'
+import { createValidator } from './validate.js'
+
+const meter = { cost: 0, limit: Infinity, stack: [] }
+const environments = new Map()
+const programs = new Map()
+let nextId = 1
+
+/** Hooks metering into the library's Evaluator, which is reachable only as `this` of a function call. */
+function hookEvaluator() {
+  let captured
+  const env = new Environment().registerFunction('orchProbe(): bool', function () {
+    captured = this
+    return true
+  })
+  env.evaluate('orchProbe()')
+  installMeter(Object.getPrototypeOf(captured), meter)
+}
+hookEvaluator()
+installCheckerHook(TypeChecker.prototype)
+
+const hostAuthorize = (req) => globalThis.__hostAuthorize(req)
+
+/** Builds (or reuses) the Environment for a declaration spec: {variables: {name: {type?, schema?}}, definitions?}. */
+function environmentFor(spec) {
+  const key = JSON.stringify(spec)
+  let e = environments.get(key)
+  if (e) return e
+  const env = new Environment({ enableOptionalTypes: spec.optionals !== false, homogeneousAggregateLiterals: true })
+  const libs = registerKubernetesLibraries(env, { authorize: spec.authorizer ? hostAuthorize : undefined })
+  const types = createSchemaTypes(env, spec.definitions ?? {}, `orch.T${environments.size}.Object`)
+  const vars = {}
+  for (const [name, decl] of Object.entries(spec.variables ?? {})) {
+    if (!decl) continue
+    const inner = decl.schema ? types.typeOf(decl.schema) : decl.type ?? 'dyn'
+    const type = decl.optional ? `optional<${inner}>` : inner
+    env.registerVariable(name, type)
+    vars[name] = { decl, type }
+  }
+  e = { env, types, vars, libs }
+  environments.set(key, e)
+  return e
+}
+
+function errorOut(code, err, extra = {}) {
+  const offset = err?.range?.start ?? err?.node?.pos
+  const message = err?.summary ?? String(err?.message ?? err)
+  return { ok: false, code, message, offset, ...extra }
+}
+
+/** QuickJS's own stack check (setMaxStackSize) raises a catchable InternalError; the guest stays sound. */
+const isStackOverflow = (err) => err instanceof InternalError && /stack overflow/.test(err.message)
+
+/** Errors QuickJS raises for resource limits must reach the host untouched (they are not CEL errors). */
+function rethrowIfFatal(err) {
+  if (err instanceof InternalError) throw err
+  if (err instanceof RangeError && /stack/i.test(err.message)) throw err
+}
+
+function compile(req) {
+  let e
+  try {
+    e = environmentFor(req.env)
+  } catch (err) {
+    rethrowIfFatal(err)
+    return errorOut('CEL_ERR_TYPE_CHECK', err)
+  }
+  let parsed
+  let checked
+  try {
+    parsed = e.env.parse(req.expr)
+    checked = parsed.check()
+  } catch (err) {
+    if (isStackOverflow(err)) return errorOut('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' })
+    rethrowIfFatal(err)
+    return errorOut('CEL_ERR_COMPILE', err)
+  }
+  if (!checked.valid) {
+    if (isStackOverflow(checked.error)) return errorOut('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' })
+    rethrowIfFatal(checked.error)
+    return errorOut('CEL_ERR_TYPE_CHECK', checked.error)
+  }
+  wrapListOperators(parsed.ast)
+  const badRegex = checkConstantRegexes(parsed.ast)
+  if (badRegex) return errorOut('CEL_ERR_COMPILE', badRegex)
+  let estimate
+  try {
+    estimate = estimateCost(parsed.ast, e, req.estimator ?? {})
+  } catch (err) {
+    rethrowIfFatal(err)
+    estimate = { min: 0, max: 18446744073709551615 }
+  }
+  const id = nextId++
+  programs.set(id, { parsed, e })
+  return { ok: true, id, type: checked.type, estimate }
+}
+
+const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll'])
+
+/** Constant patterns are compiled when the program is built, as cel-go does, so bad ones fail compile. */
+function checkConstantRegexes(node) {
+  if (!node || typeof node !== 'object') return undefined
+  if (Array.isArray(node)) {
+    for (const n of node) {
+      const r = checkConstantRegexes(n)
+      if (r) return r
+    }
+    return undefined
+  }
+  if (!node.op) return undefined
+  if ((node.op === 'rcall' || node.op === 'call') && REGEX_FUNCTIONS.has(node.args[0])) {
+    const args = node.op === 'rcall' ? node.args[2] : node.args[1].slice(1)
+    const pattern = args[0]
+    if (pattern?.op === 'value' && typeof pattern.args === 'string') {
+      try {
+        toJsRegExp(pattern.args, '')
+      } catch (err) {
+        return Object.assign(err, { summary: err.message, range: { start: pattern.start ?? pattern.pos } })
+      }
+    }
+  }
+  const a = node.args
+  if (Array.isArray(a)) return checkConstantRegexes(a.filter((x) => x && typeof x === 'object'))
+  if (a && typeof a === 'object') return a.op ? checkConstantRegexes(a) : checkConstantRegexes([a.iterable, a.init, a.step].filter(Boolean))
+  return node.__alt ? checkConstantRegexes(node.__alt) : undefined
+}
+
+function bindVariables(e, vars) {
+  const ctx = {}
+  for (const [name, value] of Object.entries(vars ?? {})) {
+    const v = e.vars[name]
+    if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
+    if (v.decl.optional) ctx[name] = value === undefined || value === null ? Optional.none() : Optional.of(convertOne(e, v, value))
+    else ctx[name] = convertOne(e, v, value)
+  }
+  for (const [name, v] of Object.entries(e.vars)) if (v.decl.optional && !(name in ctx)) ctx[name] = Optional.none()
+  return ctx
+}
+
+function convertOne(e, v, value) {
+  if (e.libs.Authorizer && v.type === 'kubernetes.authorization.Authorizer') return new e.libs.Authorizer(value?.user ?? '')
+  if (v.decl.schema) return e.types.convert(v.decl.schema, value)
+  return fromJson(value, v.type)
+}
+
+/** Runs one program with a budget; the shared meter is reset here (one evaluation at a time). */
+export function runProgram(p, ctx, limit) {
+  meter.cost = 0
+  meter.limit = limit ?? Infinity
+  meter.stack.length = 0
+  try {
+    const value = p.parsed(ctx)
+    finishRoot(p.parsed.ast, value, meter)
+    return { ok: true, value, cost: meter.cost }
+  } catch (err) {
+    meter.stack.length = 0
+    rethrowIfFatal(err)
+    if (err instanceof CostLimitError) return { ok: false, code: 'CEL_ERR_COST_BUDGET', message: err.message, cost: meter.cost }
+    return { ...errorOut('CEL_ERR_EVAL', err), cost: meter.cost }
+  } finally {
+    meter.stack.length = 0
+  }
+}
+
+function evaluate(req) {
+  const p = programs.get(req.id)
+  if (!p) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${req.id}` }
+  let ctx
+  try {
+    ctx = bindVariables(p.e, req.vars)
+  } catch (err) {
+    rethrowIfFatal(err)
+    return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+  }
+  const r = runProgram(p, ctx, req.limit)
+  return r.ok ? { ok: true, value: encode(r.value), cost: r.cost } : r
+}
+
+function release(req) {
+  for (const id of req.ids) programs.delete(id)
+  return { ok: true }
+}
+
+const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
+
+const api = { compile, evaluate, release, ...validator }
+globalThis.__orch = {}
+for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) => JSON.stringify(fn(JSON.parse(json)))

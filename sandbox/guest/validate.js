@@ -1,0 +1,211 @@
+// Guest side: CRD validation rules (x-orch-validations) compiled per schema node and run over an object.
+//
+// compileRules walks the schema once, compiling each rule with `self` (and `oldSelf`) typed from its node,
+// and estimates the per-CRD total as each rule's estimate times the number of times its node can occur
+// (the product of the maxItems/maxProperties bounds above it), as Kubernetes does. validateObject walks a
+// new object (and the old one, correlated by property, map key or list-map key) in one crossing.
+
+import { Optional } from 'cel-lib/optional.js'
+
+const typeName = (s) => (s['x-orch-int-or-string'] ? 'string' : s.type ?? 'object')
+
+export function createValidator({ compile, programs, runProgram, encode }) {
+  const sets = new Map()
+  let nextSet = 1
+
+  function compileRules(req) {
+    const defs = req.definitions ?? {}
+    const resolve = (s) => {
+      let n = s
+      for (let i = 0; n && n.$ref && i < 32; i++) n = defs[n.$ref]
+      return n ?? {}
+    }
+    const errors = []
+    const rules = []
+    let total = 0
+    // $ref schemas may be recursive (built-in kinds): a schema already on the path links back to its node
+    // (the walk over a value is bounded by the value's depth); its rules are counted once.
+    const ancestors = new Map()
+    function walk(schema, path, schemaPath, cardinality) {
+      const s = resolve(schema)
+      if (ancestors.has(s)) return ancestors.get(s)
+      const node = { schema: s, rules: [], props: undefined, items: undefined, additional: undefined }
+      ancestors.set(s, node)
+      ;(s['x-orch-validations'] ?? []).forEach((r, i) => {
+        const at = `${schemaPath}.x-orch-validations[${i}]`
+        const compiled = compileRule(r, s, defs, at, errors, req.limits)
+        if (!compiled) return
+        total += compiled.estimate.max * cardinality
+        node.rules.push(compiled)
+        rules.push({ field: at, estimate: compiled.estimate, cardinality })
+      })
+      if (s.properties) {
+        node.props = {}
+        for (const [k, v] of Object.entries(s.properties)) node.props[k] = walk(v, `${path}.${k}`, `${schemaPath}.properties[${k}]`, cardinality)
+      }
+      if (s.items) node.items = walk(s.items, `${path}[*]`, `${schemaPath}.items`, cardinality * (s.maxItems ?? req.limits.unboundedCardinality))
+      if (s.additionalProperties && typeof s.additionalProperties === 'object') {
+        node.additional = walk(s.additionalProperties, `${path}[*]`, `${schemaPath}.additionalProperties`, cardinality * (s.maxProperties ?? req.limits.unboundedCardinality))
+      }
+      ancestors.delete(s)
+      return node
+    }
+    const root = walk(req.schema, '', req.schemaPath ?? 'openAPIV3Schema', 1)
+    if (total > req.limits.perCrdEstimate) {
+      errors.push({ type: 'FieldValueForbidden', field: req.schemaPath ?? 'openAPIV3Schema', message: `Forbidden: x-orch-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ${(total / req.limits.perCrdEstimate).toFixed(1)}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)` })
+    }
+    if (errors.length) return { ok: false, errors, rules, total }
+    const id = nextSet++
+    sets.set(id, { root, defs })
+    return { ok: true, id, rules, total }
+  }
+
+  function compileRule(r, s, defs, at, errors, limits) {
+    // A transition rule is one that mentions oldSelf (Kubernetes decides the same from the checked AST).
+    const transition = /\boldSelf\b/.test(r.rule)
+    // Every rule of a node shares one environment (self and oldSelf declared), so the node's values are
+    // converted once per object for all its rules; optionalOldSelf rules need oldSelf as optional<T>.
+    const env = { variables: { self: { schema: s }, oldSelf: { schema: s, optional: Boolean(r.optionalOldSelf) } }, definitions: defs }
+    const c = compile({ env, expr: r.rule, estimator: {} })
+    if (!c.ok) {
+      errors.push({ type: 'FieldValueInvalid', field: `${at}.rule`, message: `Invalid value: ${JSON.stringify(r.rule)}: compilation failed: ${c.message}` })
+      return undefined
+    }
+    const program = programs.get(c.id)
+    if (c.estimate.max > limits.perExpressionEstimate) {
+      errors.push({ type: 'FieldValueForbidden', field: `${at}.rule`, message: `Forbidden: estimated rule cost exceeds budget by factor of ${(c.estimate.max / limits.perExpressionEstimate).toFixed(1)}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)` })
+      return undefined
+    }
+    let messageProgram
+    if (r.messageExpression) {
+      const m = compile({ env, expr: r.messageExpression, estimator: {} })
+      if (!m.ok) {
+        errors.push({ type: 'FieldValueInvalid', field: `${at}.messageExpression`, message: `Invalid value: ${JSON.stringify(r.messageExpression)}: messageExpression compilation failed: ${m.message}` })
+        return undefined
+      }
+      if (m.type !== 'string') {
+        errors.push({ type: 'FieldValueInvalid', field: `${at}.messageExpression`, message: `Invalid value: ${JSON.stringify(r.messageExpression)}: must evaluate to a string` })
+        return undefined
+      }
+      messageProgram = programs.get(m.id)
+    }
+    return { rule: r, program, messageProgram, transition, estimate: c.estimate }
+  }
+
+  function validateObject(req) {
+    const set = sets.get(req.id)
+    if (!set) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no rule set ${req.id}` }
+    const budget = { remaining: req.limits.perObjectRuntime, perCall: req.limits.perCallRuntime, used: 0, exhausted: false }
+    const errors = []
+    visit(set.root, req.obj, req.old, req.hasOld, req.basePath ?? '', errors, budget)
+    return { ok: true, errors, cost: budget.used }
+  }
+
+  function visit(node, value, old, hasOld, path, errors, budget) {
+    if (!node || value === undefined || value === null || budget.exhausted) return
+    const s = node.schema
+    const converted = new Map()
+    const valuesFor = (r) => {
+      const types = r.program.e.types
+      let v = converted.get(types)
+      if (!v) converted.set(types, (v = { self: types.convert(s, value), oldSelf: hasOld ? types.convert(s, old) : undefined }))
+      return v
+    }
+    for (const r of node.rules) {
+      if (budget.exhausted) return
+      if (r.transition && !hasOld && !r.rule.optionalOldSelf) continue
+      runRule(r, s, valuesFor(r), hasOld, path, errors, budget)
+    }
+    if (node.props && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [k, child] of Object.entries(node.props)) {
+        if (!(k in value)) continue
+        const oldHas = hasOld && old && typeof old === 'object' && k in old
+        visit(child, value[k], oldHas ? old[k] : undefined, oldHas, join(path, k), errors, budget)
+      }
+    }
+    if (node.additional && typeof value === 'object' && !Array.isArray(value)) {
+      for (const k of Object.keys(value)) {
+        const oldHas = hasOld && old && typeof old === 'object' && k in old
+        visit(node.additional, value[k], oldHas ? old[k] : undefined, oldHas, `${path}[${k}]`, errors, budget)
+      }
+    }
+    if (node.items && Array.isArray(value)) {
+      const correlate = correlator(s, old, hasOld)
+      value.forEach((item, i) => {
+        const o = correlate(item)
+        visit(node.items, item, o.value, o.found, `${path}[${i}]`, errors, budget)
+      })
+    }
+  }
+
+  function runRule(r, s, values, hasOld, path, errors, budget) {
+    const p = r.program
+    const ctx = { self: values.self }
+    if (r.transition) ctx.oldSelf = values.oldSelf
+    if (r.transition && r.rule.optionalOldSelf) ctx.oldSelf = hasOld ? Optional.of(values.oldSelf) : Optional.none()
+    const limit = Math.min(budget.perCall, budget.remaining)
+    const res = runProgram(p, ctx, limit)
+    budget.used += res.cost ?? 0
+    budget.remaining -= res.cost ?? 0
+    const field = r.rule.fieldPath ? path + (r.rule.fieldPath.startsWith('.') || r.rule.fieldPath.startsWith('[') ? r.rule.fieldPath : '.' + r.rule.fieldPath) : path
+    const f = field.replace(/^\./, '')
+    if (!res.ok && res.code === 'CEL_ERR_COST_BUDGET') {
+      budget.exhausted = limit < budget.perCall || budget.remaining <= 0
+      const msg = budget.exhausted ? 'validation failed due to running out of cost budget, no further validation rules will be run' : `rule cost exceeds budget: ${r.rule.rule}`
+      errors.push({ type: 'FieldValueInvalid', field: f, message: `Invalid value: "${typeName(s)}": ${msg}` })
+      return
+    }
+    if (!res.ok) {
+      errors.push({ type: 'FieldValueInvalid', field: f, message: `Invalid value: "${typeName(s)}": ${r.rule.rule}: ${res.message}` })
+      return
+    }
+    if (res.value === true) return
+    errors.push({ type: r.rule.reason ?? 'FieldValueInvalid', field: f, message: failureMessage(r, s, ctx, budget) })
+  }
+
+  function failureMessage(r, s, msgVars, budget) {
+    let msg = r.rule.message?.trim() ? r.rule.message : `failed rule: ${r.rule.rule.trim()}`
+    if (r.messageProgram) {
+      const m = runProgram(r.messageProgram, msgVars, Math.min(budget.perCall, budget.remaining))
+      budget.used += m.cost ?? 0
+      budget.remaining -= m.cost ?? 0
+      if (m.ok && typeof m.value === 'string' && m.value.trim() && !/[\r\n]/.test(m.value)) msg = m.value
+    }
+    switch (r.rule.reason) {
+      case 'FieldValueForbidden':
+        return `Forbidden: ${msg}`
+      case 'FieldValueRequired':
+        return `Required value: ${msg}`
+      case 'FieldValueDuplicate':
+        return `Duplicate value: "${typeName(s)}"`
+      default:
+        return `Invalid value: "${typeName(s)}": ${msg}`
+    }
+  }
+
+  function correlator(s, old, hasOld) {
+    if (!hasOld || !Array.isArray(old)) return () => ({ found: false })
+    const type = s['x-orch-list-type']
+    if (type === 'map') {
+      const keys = s['x-orch-list-map-keys'] ?? []
+      const key = (x) => JSON.stringify(keys.map((k) => x?.[k]))
+      const byKey = new Map(old.map((x) => [key(x), x]))
+      return (item) => (byKey.has(key(item)) ? { found: true, value: byKey.get(key(item)) } : { found: false })
+    }
+    if (type === 'set') {
+      const set = new Set(old.map((x) => JSON.stringify(x)))
+      return (item) => (set.has(JSON.stringify(item)) ? { found: true, value: item } : { found: false })
+    }
+    return () => ({ found: false })
+  }
+
+  const join = (path, k) => `${path}.${k}`
+
+  function releaseRules(req) {
+    sets.delete(req.id)
+    return { ok: true }
+  }
+
+  void encode
+  return { compileRules, validateObject, releaseRules }
+}

@@ -1,0 +1,183 @@
+// The sandbox API: createSandbox(limits) -> compile(expression, environment) -> program.evaluate(variables).
+
+import type { StructuralSchema, SchemaDefinitions } from '../apiserver/schema/types.js'
+import { SandboxError, positionOf, type SandboxErrorCode } from './errors.js'
+import { createGuestRuntime, type GuestRuntime } from './runtime.js'
+import { decodeValue, type TaggedValue } from './values.js'
+
+export interface SandboxLimits {
+  /** Cap of the QuickJS WebAssembly memory (default 64 MiB). */
+  memoryBytes?: number
+  /** Guest stack (default 256 KiB). */
+  stackBytes?: number
+  /** Wall-clock deadline of one crossing (compile, evaluate, validate an object; default 1000 ms). */
+  deadlineMs?: number
+  /** Longest accepted expression in characters (default 65,536). */
+  maxExpressionLength?: number
+  /** Deepest accepted nesting of (), [] and {} (default 32; the guest parser recurses per level). */
+  maxNesting?: number
+  /** Runtime cost budget of one evaluation (Kubernetes: 1,000,000 per call). */
+  perCallCost?: number
+  /** Decision function of the authorizer library (`authorizer.group(...).check(verb)`). */
+  authorize?: (request: AuthorizationRequest) => AuthorizationDecision
+  /** Clock in milliseconds (injected for tests). */
+  now?: () => number
+}
+
+export interface AuthorizationRequest {
+  user?: string
+  group?: string
+  resource?: string
+  subresource?: string
+  namespace?: string
+  name?: string
+  path?: string
+  verb: string
+}
+export interface AuthorizationDecision {
+  decision: 'allow' | 'deny' | 'noopinion'
+  reason?: string
+  error?: string
+}
+
+/** How one variable is typed: a CEL type string (`int`, `map<string, dyn>`, `dyn`) or a structural schema. */
+export interface VariableDeclaration {
+  type?: string
+  schema?: StructuralSchema
+  /** Declares `optional<T>`: pass undefined/null for none. */
+  optional?: boolean
+}
+
+export interface CelEnvironment {
+  variables: Record<string, VariableDeclaration>
+  definitions?: SchemaDefinitions
+  /** Declare the authorizer library's types and functions (decisions come from limits.authorize). */
+  authorizer?: boolean
+  /** Optional values (`?.`, `optional.of`); on by default as in Kubernetes >= 1.29. */
+  optionals?: boolean
+}
+
+export interface CostRange {
+  min: number
+  max: number
+}
+
+export interface EvalResult {
+  value: unknown
+  /** The CEL type-tagged value (exact int/uint/double distinction), as the guest produced it. */
+  tagged: TaggedValue
+  cost: number
+}
+
+export interface Program {
+  readonly expression: string
+  /** The checked result type (e.g. `bool`). */
+  readonly type: string
+  /** Static worst-case cost estimate. */
+  readonly estimatedCost: CostRange
+  /** Evaluates with the given variables (plain JSON values); throws SandboxError. */
+  evaluate(variables?: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
+  release(): void
+}
+
+export interface CompileOptions {
+  /** Size range assumed for strings of unknown size in the estimate (default 0..3 MiB, Kubernetes' bound). */
+  unknownStringSize?: CostRange
+  /** Reject with CEL_ERR_COST_ESTIMATE when the estimated worst case is above this (e.g. 10,000,000). */
+  maxEstimatedCost?: number
+}
+
+export interface Sandbox {
+  compile(expression: string, environment?: CelEnvironment, options?: CompileOptions): Program
+  /** Low-level access for the validation-rule layer (one crossing per call). */
+  readonly guest: GuestRuntime
+  readonly limits: Required<Pick<SandboxLimits, 'memoryBytes' | 'stackBytes' | 'deadlineMs' | 'perCallCost' | 'maxExpressionLength' | 'maxNesting'>>
+  dispose(): void
+}
+
+interface GuestError {
+  ok: false
+  code: SandboxErrorCode
+  message: string
+  offset?: number
+  cost?: number
+}
+type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange } | GuestError
+type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
+
+export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox> {
+  const resolved = {
+    memoryBytes: limits.memoryBytes ?? 64 * 1024 * 1024,
+    stackBytes: limits.stackBytes ?? 256 * 1024,
+    deadlineMs: limits.deadlineMs ?? 1000,
+    perCallCost: limits.perCallCost ?? 1_000_000,
+    maxExpressionLength: limits.maxExpressionLength ?? 65_536,
+    maxNesting: limits.maxNesting ?? 32,
+  }
+  const now = limits.now ?? (() => performance.now())
+  const guest = await createGuestRuntime(resolved, { authorize: limits.authorize as (r: unknown) => unknown }, now)
+
+  function compile(expression: string, environment: CelEnvironment = { variables: {} }, options: CompileOptions = {}): Program {
+    if (typeof expression !== 'string') throw new SandboxError('CEL_ERR_COMPILE', 'expression must be a string')
+    if (expression.length > resolved.maxExpressionLength) {
+      throw new SandboxError('CEL_ERR_COMPILE', `expression is ${expression.length} characters, more than the limit of ${resolved.maxExpressionLength}`)
+    }
+    const deep = nestingBeyond(expression, resolved.maxNesting)
+    if (deep !== undefined) {
+      throw new SandboxError('CEL_ERR_COMPILE', `expression nesting exceeds ${resolved.maxNesting} levels`, { position: positionOf(expression, deep) })
+    }
+    const r = guest.call<GuestCompile>('compile', { env: environment, expr: expression, estimator: { unknownString: options.unknownStringSize } })
+    if (!r.ok) throw guestError(r, expression)
+    if (options.maxEstimatedCost !== undefined && r.estimate.max > options.maxEstimatedCost) {
+      guest.call('release', { ids: [r.id] })
+      throw new SandboxError('CEL_ERR_COST_ESTIMATE', `estimated cost ${r.estimate.max} exceeds the limit of ${options.maxEstimatedCost}`)
+    }
+    let released = false
+    return {
+      expression,
+      type: r.type,
+      estimatedCost: r.estimate,
+      evaluate(variables = {}, opts = {}) {
+        if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+        const out = guest.call<GuestEval>('evaluate', { id: r.id, vars: variables, limit: opts.costLimit ?? resolved.perCallCost }, opts.deadlineMs)
+        if (!out.ok) throw guestError(out, expression)
+        return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
+      },
+      release() {
+        if (released) return
+        released = true
+        guest.call('release', { ids: [r.id] })
+      },
+    }
+  }
+
+  return { compile, guest, limits: resolved, dispose: () => guest.dispose() }
+}
+
+/** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */
+export function nestingBeyond(expr: string, max: number): number | undefined {
+  let depth = 0
+  let quote: string | undefined
+  for (let i = 0; i < expr.length; i++) {
+    const c = expr[i]
+    if (quote) {
+      if (c === '\\') i++
+      else if (expr.startsWith(quote, i)) {
+        i += quote.length - 1
+        quote = undefined
+      }
+      continue
+    }
+    if (c === '"' || c === "'") quote = expr.startsWith(c.repeat(3), i) ? c.repeat(3) : c
+    if (quote && quote.length === 3) i += 2
+    if (c === '(' || c === '[' || c === '{') {
+      if (++depth > max) return i
+    } else if (c === ')' || c === ']' || c === '}') depth--
+  }
+  return undefined
+}
+
+function guestError(r: GuestError, expression: string): SandboxError {
+  const position = r.offset !== undefined ? positionOf(expression, r.offset) : undefined
+  return new SandboxError(r.code, r.message, { position, cost: r.cost })
+}
