@@ -1,0 +1,89 @@
+// The per-resource context the generic store's parts share: definition, store, strategy, clock and revision waits.
+
+import type { Store } from '../storage/store.js'
+import type { ResourceDefinition } from '../schema/types.js'
+import { badRequest, tooLargeResourceVersion, type QualifiedResource } from '../errors/status-error.js'
+import { METADATA_FIELDS, type FieldGetter } from './selectors.js'
+import { metaOf, parseJson } from './object-meta.js'
+import type { Strategy } from './strategy.js'
+
+export interface Clock { now(): number }
+export const systemClock: Clock = { now: () => Date.now() }
+
+export interface Logger {
+  info(obj: unknown, msg?: string): void
+  warn(obj: unknown, msg?: string): void
+  error(obj: unknown, msg?: string): void
+  debug(obj: unknown, msg?: string): void
+}
+
+export interface ResourceCore {
+  def: ResourceDefinition
+  store: Store
+  strategy: Strategy
+  clock: Clock
+  logger: Logger
+  qr: QualifiedResource
+  /** apiVersion of the served version, and of the stored bytes. */
+  apiVersion: string
+  storedApiVersion: string
+  fields: Record<string, FieldGetter>
+  /** Longest wait for the store to reach a requested revision before 504. */
+  revisionWaitMs: number
+  /** Checks a namespace accepts new objects (exists, not terminating); undefined = no check. */
+  admitNamespace?: (namespace: string, name: string) => Promise<void>
+}
+
+export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'fields'>): ResourceCore {
+  const gv = (v: string): string => p.def.group === '' ? v : `${p.def.group}/${v}`
+  return {
+    ...p,
+    qr: { group: p.def.group, resource: p.def.plural },
+    apiVersion: gv(p.def.version),
+    storedApiVersion: gv(p.def.storageVersion),
+    fields: { ...METADATA_FIELDS, ...(p.strategy.fieldLabels ?? {}) }
+  }
+}
+
+/** Parses a resourceVersion query value: undefined for unset/'' , 0 for "0"; 400 when not a number. */
+export function parseResourceVersion (rv: string | undefined): number | undefined {
+  if (rv === undefined || rv === '') return undefined
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv))) {
+    throw badRequest(`invalid resource version: "${rv}"`)
+  }
+  return Number(rv)
+}
+
+/** Waits (polling) until the store has reached `rev`, at most `revisionWaitMs`, then 504 Too large resource version. */
+export async function waitForRevision (core: ResourceCore, rev: number): Promise<void> {
+  if (core.store.currentRevision() >= rev) return
+  const deadline = Date.now() + core.revisionWaitMs
+  let delay = 5
+  while (Date.now() < deadline) {
+    await new Promise(resolve => setTimeout(resolve, delay))
+    if (core.store.currentRevision() >= rev) return
+    delay = Math.min(delay * 2, 100)
+  }
+  throw tooLargeResourceVersion(rev, core.store.currentRevision())
+}
+
+/** Bytes as served at this handler's version (stored bytes untouched unless the version differs). */
+export function servedBytes (core: ResourceCore, bytes: Buffer): Buffer {
+  if (core.apiVersion === core.storedApiVersion) return bytes
+  const obj = parseJson(bytes)
+  obj.apiVersion = core.apiVersion
+  return Buffer.from(JSON.stringify(obj))
+}
+
+/** A result whose parsed object is made only when asked for. */
+export function lazyResult<T extends object> (bytes: Buffer, extra?: T): { bytes: Buffer, object: Record<string, unknown> } & T {
+  let parsed: Record<string, unknown> | undefined
+  const out = { bytes, ...(extra ?? {}) } as { bytes: Buffer, object: Record<string, unknown> } & T
+  Object.defineProperty(out, 'object', { enumerable: true, get: () => (parsed ??= parseJson(bytes)) })
+  return out
+}
+
+/** Name of the stored object (for messages), tolerating odd shapes. */
+export function nameOf (obj: Record<string, unknown>): string {
+  return metaOf(obj).name ?? ''
+}

@@ -1,0 +1,187 @@
+// CustomResourceDefinitions: the CRD strategy and the controller that serves established CRDs, reports their
+// conditions, and on deletion removes every custom object before it stops serving and releases the CRD.
+
+import { StatusError } from '../errors/status-error.js'
+import type { Store, WatchHandle } from '../storage/store.js'
+import type { ResourceDefinition } from '../schema/types.js'
+import { definitionsFromCRD, validateCRD } from '../schema/crd.js'
+import type { Strategy } from './strategy.js'
+import { metaOf, parseJson, rfc3339, type Obj } from './object-meta.js'
+import { resourcePrefix } from './keys.js'
+import { internalContext } from './internal-context.js'
+import type { GenericStore } from './generic-store.js'
+import type { Clock, Logger } from './core.js'
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.orch.io'
+const CRDS = { group: 'apiextensions.orch.io', plural: 'customresourcedefinitions', namespaced: false }
+
+interface CrdSpec { versions?: Array<{ name: string, storage?: boolean }>, names?: Record<string, unknown> }
+
+export const crdStrategy: Strategy = {
+  prepareForCreate (obj) {
+    const meta = metaOf(obj)
+    const fins = meta.finalizers ?? []
+    if (!fins.includes(CRD_CLEANUP_FINALIZER)) meta.finalizers = [...fins, CRD_CLEANUP_FINALIZER]
+    const storage = ((obj.spec as CrdSpec | undefined)?.versions ?? []).find(v => v.storage === true)?.name
+    obj.status = { storedVersions: storage !== undefined ? [storage] : [] }
+  },
+  validate (obj) {
+    return validateCRD(obj)
+  }
+}
+
+/** What the controller needs from the registry. */
+export interface CrdServing {
+  /** Serves the definitions of a CRD (replacing earlier ones); a message when its names conflict. */
+  serve(crdName: string, defs: ResourceDefinition[]): string | undefined
+  unserve(crdName: string): void
+  /** One handler per storage location of the CRD's objects (undefined when not served). */
+  storageHandler(crdName: string): GenericStore | undefined
+}
+
+export interface CrdControllerOptions {
+  store: Store
+  crds: GenericStore
+  serving: CrdServing
+  clock: Clock
+  logger: Logger
+  retryMs?: number
+}
+
+function condition (type: string, status: string, reason: string, message: string, now: number): Obj {
+  return { type, status, lastTransitionTime: rfc3339(now), reason, message }
+}
+
+export class CrdController {
+  private readonly o: CrdControllerOptions
+  private readonly ctx = internalContext('system:orch:crd-controller')
+  private watch?: WatchHandle
+  private readonly cleaning = new Set<string>()
+  private readonly timers = new Set<NodeJS.Timeout>()
+  /** CRDs being deleted: their kinds refuse new objects. */
+  readonly terminating = new Set<string>()
+  private stopped = false
+
+  constructor (o: CrdControllerOptions) { this.o = o }
+
+  async start (): Promise<void> {
+    const prefix = resourcePrefix(CRDS)
+    const listed = await this.o.store.list(prefix)
+    for (const kv of listed.items) await this.reconcile(parseJson(kv.value))
+    this.watch = this.o.store.watch(prefix, listed.revision, {
+      onEvents: evs => {
+        for (const ev of evs) {
+          const crd = parseJson(ev.value)
+          if (ev.type === 'delete') { this.terminating.delete(metaOf(crd).name ?? ''); this.o.serving.unserve(metaOf(crd).name ?? '') } else void this.reconcile(crd)
+        }
+      },
+      onError: err => { this.o.logger.error({ err }, 'CRD controller watch ended') }
+    })
+  }
+
+  stop (): void {
+    this.stopped = true
+    this.watch?.stop()
+    for (const t of this.timers) clearTimeout(t)
+  }
+
+  private async reconcile (crd: Obj): Promise<void> {
+    const name = metaOf(crd).name ?? ''
+    try {
+      const meta = metaOf(crd)
+      // Released (cleanup finalizer gone): it is about to disappear; do not serve it again.
+      if (meta.deletionTimestamp && !(meta.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return
+      const conflictMsg = this.o.serving.serve(name, definitionsFromCRD(crd))
+      if (meta.deletionTimestamp) {
+        this.terminating.add(name)
+        await this.cleanup(name)
+        return
+      }
+      await this.writeStatus(name, crd, conflictMsg)
+    } catch (err) {
+      this.o.logger.warn({ err, crd: name }, 'CRD reconcile failed')
+    }
+  }
+
+  private async writeStatus (name: string, crd: Obj, conflictMsg: string | undefined): Promise<void> {
+    const now = this.o.clock.now()
+    await this.o.crds.updateInternal(this.ctx, '', name, obj => {
+      const status = (obj.status ??= {}) as { conditions?: Obj[], acceptedNames?: Obj }
+      const spec = (crd.spec as CrdSpec | undefined)?.names ?? {}
+      const kind = String(spec.kind ?? '')
+      const names = { ...spec, singular: spec.singular ?? kind.toLowerCase(), listKind: spec.listKind ?? `${kind}List` }
+      const wanted = conflictMsg === undefined
+        ? [condition('NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now),
+            condition('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now)]
+        : [condition('NamesAccepted', 'False', 'NameConflict', conflictMsg, now),
+            condition('Established', 'False', 'NotAccepted', 'not all names are accepted', now)]
+      const current = status.conditions ?? []
+      const same = wanted.every(w => current.some(c => c.type === w.type && c.status === w.status && c.reason === w.reason))
+      const sameNames = JSON.stringify(status.acceptedNames ?? {}) === JSON.stringify(names)
+      if (same && (sameNames || conflictMsg !== undefined)) return false
+      status.conditions = [...current.filter(c => !wanted.some(w => w.type === c.type)), ...wanted]
+      if (conflictMsg === undefined) status.acceptedNames = names
+      return true
+    }, 'status')
+  }
+
+  /** Deletes every custom object; once none is left, stops serving and drops the cleanup finalizer. */
+  private async cleanup (name: string): Promise<void> {
+    if (this.cleaning.has(name) || this.stopped) return
+    this.cleaning.add(name)
+    let done = false
+    try {
+      done = await this.deleteObjects(name)
+      if (done) {
+        this.o.serving.unserve(name)
+        await this.o.crds.updateInternal(this.ctx, '', name, obj => {
+          const meta = metaOf(obj)
+          const before = meta.finalizers ?? []
+          meta.finalizers = before.filter(f => f !== CRD_CLEANUP_FINALIZER)
+          return meta.finalizers.length !== before.length
+        })
+      }
+    } catch (err) {
+      this.o.logger.warn({ err, crd: name }, 'CRD cleanup failed; retrying')
+    } finally {
+      this.cleaning.delete(name)
+    }
+    if (!done && !this.stopped) {
+      const t = setTimeout(() => {
+        this.timers.delete(t)
+        void this.o.crds.core.store.get(`${resourcePrefix(CRDS)}${name}`).then(kv => { if (kv !== undefined) void this.reconcile(parseJson(kv.value)) })
+      }, this.o.retryMs ?? 500)
+      this.timers.add(t)
+    }
+  }
+
+  private async deleteObjects (name: string): Promise<boolean> {
+    const h = this.o.serving.storageHandler(name)
+    if (h === undefined) return true
+    const listed = await h.list(this.ctx, '', {})
+    let remaining = 0
+    for (const bytes of listed.items) {
+      const meta = metaOf(parseJson(bytes))
+      remaining++
+      if (meta.deletionTimestamp) continue
+      try {
+        if ((await h.delete(this.ctx, meta.namespace ?? '', meta.name ?? '', { propagationPolicy: 'Background' })).deleted) remaining--
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) remaining--
+        else throw err
+      }
+    }
+    return remaining === 0
+  }
+}
+
+/** The strategy of a custom kind: refuses creates while its CRD is being deleted. */
+export function customResourceStrategy (crdName: string, terminating: Set<string>): Strategy {
+  return {
+    admitCreate () {
+      if (terminating.has(crdName)) {
+        throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating')
+      }
+    }
+  }
+}

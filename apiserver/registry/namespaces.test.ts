@@ -1,0 +1,76 @@
+// Namespace lifecycle: initial namespaces, admission of creates, termination and finalization.
+import t from 'tap'
+import { body, ctx, eventually, openFixture, type Fixture } from './testing.js'
+import type { ResourceHandler } from './types.js'
+import { isStatusError } from '../errors/status-error.js'
+
+let fx: Fixture
+let nss: ResourceHandler
+let cms: ResourceHandler
+t.beforeEach(async () => {
+  fx = await openFixture()
+  nss = fx.registry.handler('', 'v1', 'namespaces')!
+  cms = fx.registry.handler('', 'v1', 'configmaps')!
+})
+t.afterEach(async () => { await fx.close() })
+
+async function failure (p: Promise<unknown>): Promise<{ code: number, message: string }> {
+  try { await p } catch (err) { if (isStatusError(err)) return { code: err.code, message: err.message }; throw err }
+  throw new Error('expected failure')
+}
+
+t.test('the initial namespaces exist, Active with the orch finalizer, and start is idempotent', async t => {
+  const list = await nss.list(ctx(), '', {})
+  const names = list.items.map(b => JSON.parse(b.toString()).metadata.name)
+  t.same(names, ['default', 'orch-node-lease', 'orch-public', 'orch-system'])
+  const d = JSON.parse(list.items[0].toString())
+  t.equal(d.status.phase, 'Active'); t.same(d.spec.finalizers, ['orch'])
+  const { createRegistry } = await import('./registry.js')
+  const { silentLogger } = await import('./testing.js')
+  const second = createRegistry({ store: fx.store, logger: silentLogger })
+  await second.start()
+  t.equal((await nss.list(ctx(), '', {})).items.length, 4, 'a restart on the same store creates nothing new')
+  await second.stop()
+})
+
+t.test('namespace names must be DNS-1123 labels', async t => {
+  const e = await failure(nss.create(ctx(), '', body({ metadata: { name: 'a.b' } })))
+  t.equal(e.code, 422)
+})
+
+t.test('creating in a missing namespace is 404', async t => {
+  const e = await failure(cms.create(ctx(), 'nowhere', body({ metadata: { name: 'x' } })))
+  t.equal(e.code, 404); t.equal(e.message, 'namespaces "nowhere" not found')
+})
+
+t.test('deleting a namespace terminates it, empties it honouring finalizers, then removes it', async t => {
+  await nss.create(ctx(), '', body({ metadata: { name: 'doomed' } }))
+  await cms.create(ctx(), 'doomed', body({ metadata: { name: 'plain' } }))
+  await cms.create(ctx(), 'doomed', body({ metadata: { name: 'held', finalizers: ['example.com/hold'] } }))
+  const del = await nss.delete(ctx(), '', 'doomed', {})
+  t.equal(del.deleted, false)
+  t.equal((del.object.status as any).phase, 'Terminating')
+  t.ok((del.object.metadata as any).deletionTimestamp)
+  const e = await failure(cms.create(ctx(), 'doomed', body({ metadata: { name: 'late' } })))
+  t.equal(e.code, 403)
+  t.equal(e.message, 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated')
+  await eventually(async () => (await cms.list(ctx(), 'doomed', {})).items.length === 1)
+  const held = (await cms.get(ctx(), 'doomed', 'held', {}) as any).object
+  t.ok(held.metadata.deletionTimestamp, 'the finalized object waits')
+  t.ok((await nss.get(ctx(), '', 'doomed', {}) as any).object, 'the namespace waits for it')
+  await cms.update(ctx(), 'doomed', 'held', body({ ...held, metadata: { ...held.metadata, finalizers: [] } }))
+  await eventually(async () => (await failure(nss.get(ctx(), '', 'doomed', {})).catch(() => ({ code: 200 }))).code === 404)
+})
+
+t.test('users cannot drop spec.finalizers by update', async t => {
+  const n = await nss.create(ctx(), '', body({ metadata: { name: 'keep' } }))
+  const u = await nss.update(ctx(), '', 'keep', body({ ...n.object, spec: { finalizers: [] } }))
+  t.same((u.object.spec as any).finalizers, ['orch'])
+})
+
+t.test('default, orch-system and orch-public may not be deleted', async t => {
+  for (const name of ['default', 'orch-system', 'orch-public']) {
+    const e = await failure(nss.delete(ctx(), '', name, {}))
+    t.equal(e.code, 403); t.equal(e.message, `namespaces "${name}" is forbidden: this namespace may not be deleted`)
+  }
+})

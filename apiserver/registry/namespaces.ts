@@ -1,0 +1,165 @@
+// Namespaces: the strategy (Active/Terminating, spec.finalizers), the admission gate for namespaced creates,
+// and the lifecycle controller that empties a deleted namespace and then removes it.
+
+import { forbidden, notFound, type QualifiedResource } from '../errors/status-error.js'
+import type { Store, WatchHandle } from '../storage/store.js'
+import type { Strategy } from './strategy.js'
+import { fieldPathValue } from './selectors.js'
+import { metaOf, parseJson, type Obj } from './object-meta.js'
+import { objectKey, resourcePrefix } from './keys.js'
+import { internalContext } from './internal-context.js'
+import type { GenericStore } from './generic-store.js'
+import type { Logger } from './core.js'
+
+export const NAMESPACE_FINALIZER = 'orch'
+export const INITIAL_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
+/** Namespaces that may not be deleted (Kubernetes: default, kube-system, kube-public). */
+export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public']
+const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false }
+const NAMESPACES_QR = { group: '', resource: 'namespaces' }
+
+interface NamespaceSpec { finalizers?: string[] }
+const specOf = (obj: Obj): NamespaceSpec => (obj.spec ??= {}) as NamespaceSpec
+
+export const namespaceStrategy: Strategy = {
+  fieldLabels: { 'status.phase': o => fieldPathValue(o, 'status.phase') },
+  prepareForCreate (obj) {
+    const spec = specOf(obj)
+    if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER]
+    obj.status = { phase: 'Active' }
+  },
+  prepareForUpdate (obj, old, sc) {
+    // spec.finalizers change only through the lifecycle controller (Kubernetes: the finalize subresource).
+    if (!sc.internal) {
+      const prev = (old.spec as NamespaceSpec | undefined)?.finalizers
+      if (prev === undefined) delete specOf(obj).finalizers
+      else specOf(obj).finalizers = prev
+    }
+  },
+  admitDelete (obj) {
+    const name = metaOf(obj).name ?? ''
+    if (PROTECTED_NAMESPACES.includes(name)) throw forbidden(NAMESPACES_QR, name, 'this namespace may not be deleted')
+  },
+  holdsDeletion (obj) {
+    return ((obj.spec as NamespaceSpec | undefined)?.finalizers ?? []).length > 0
+  },
+  beginDelete (obj) {
+    obj.status = { ...(obj.status as Obj | undefined ?? {}), phase: 'Terminating' }
+  }
+}
+
+/** The gate for creates in a namespace: 404 when missing, 403 while it terminates. */
+export function namespaceAdmission (store: Store, qr: QualifiedResource): (namespace: string, name: string) => Promise<void> {
+  return async (namespace, name) => {
+    const kv = await store.get(objectKey(NAMESPACES, '', namespace))
+    if (kv === undefined) throw notFound(NAMESPACES_QR, namespace)
+    const ns = parseJson(kv.value)
+    const phase = (ns.status as { phase?: string } | undefined)?.phase
+    if (metaOf(ns).deletionTimestamp || phase === 'Terminating') {
+      throw forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
+    }
+  }
+}
+
+export interface NamespaceControllerOptions {
+  store: Store
+  namespaces: GenericStore
+  /** Handlers of every namespaced resource, one per storage prefix. */
+  namespacedHandlers: () => GenericStore[]
+  logger: Logger
+  /** Delay between rounds while objects (finalizers, graceful pods) remain. */
+  retryMs?: number
+}
+
+/** Finalizes deleted namespaces: deletes their content (waiting on finalizers), then drops the `orch` finalizer. */
+export class NamespaceController {
+  private readonly o: NamespaceControllerOptions
+  private readonly ctx = internalContext('system:orch:namespace-controller')
+  private watch?: WatchHandle
+  private readonly running = new Map<string, Promise<void>>()
+  private readonly timers = new Set<NodeJS.Timeout>()
+  private stopped = false
+
+  constructor (o: NamespaceControllerOptions) { this.o = o }
+
+  async start (): Promise<void> {
+    for (const name of INITIAL_NAMESPACES) {
+      try {
+        await this.o.namespaces.create(this.ctx, '', { object: { metadata: { name } }, duplicateFields: [] })
+      } catch (err) {
+        if ((err as { code?: number }).code !== 409) throw err
+      }
+    }
+    const prefix = resourcePrefix(NAMESPACES)
+    const listed = await this.o.store.list(prefix)
+    this.watch = this.o.store.watch(prefix, listed.revision, {
+      onEvents: evs => { for (const ev of evs) if (ev.type === 'put') this.consider(parseJson(ev.value)) },
+      onError: err => { this.o.logger.error({ err }, 'namespace controller watch ended') }
+    })
+    for (const kv of listed.items) this.consider(parseJson(kv.value))
+  }
+
+  stop (): void {
+    this.stopped = true
+    this.watch?.stop()
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
+  }
+
+  /** Resolves when no finalization is in flight (tests). */
+  async idle (): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()])
+  }
+
+  private consider (ns: Obj): void {
+    const meta = metaOf(ns)
+    if (!meta.deletionTimestamp || meta.name === undefined) return
+    const name = meta.name
+    if (this.running.has(name) || this.stopped) return
+    const run = this.finalize(name)
+      .catch(err => { this.o.logger.warn({ err, namespace: name }, 'namespace finalization failed; retrying'); return false })
+      .then(done => {
+        this.running.delete(name)
+        if (!done && !this.stopped) this.later(() => this.retry(name))
+      })
+    this.running.set(name, run)
+  }
+
+  private later (fn: () => void): void {
+    const t = setTimeout(() => { this.timers.delete(t); fn() }, this.o.retryMs ?? 500)
+    this.timers.add(t)
+  }
+
+  private async retry (name: string): Promise<void> {
+    const kv = await this.o.store.get(objectKey(NAMESPACES, '', name))
+    if (kv !== undefined) this.consider(parseJson(kv.value))
+  }
+
+  /** One round: delete what is left; true once the namespace itself was released. */
+  private async finalize (namespace: string): Promise<boolean> {
+    let remaining = 0
+    for (const h of this.o.namespacedHandlers()) {
+      const listed = await h.list(this.ctx, namespace, {})
+      for (const bytes of listed.items) {
+        remaining++
+        const meta = metaOf(parseJson(bytes))
+        if (meta.deletionTimestamp) continue
+        try {
+          const res = await h.delete(this.ctx, namespace, meta.name ?? '', { propagationPolicy: 'Background' })
+          if (res.deleted) remaining--
+        } catch (err) {
+          if ((err as { code?: number }).code === 404) remaining--
+          else throw err
+        }
+      }
+    }
+    if (remaining > 0) return false
+    await this.o.namespaces.updateInternal(this.ctx, '', namespace, obj => {
+      const spec = specOf(obj)
+      const before = spec.finalizers ?? []
+      spec.finalizers = before.filter(f => f !== NAMESPACE_FINALIZER)
+      return spec.finalizers.length !== before.length
+    })
+    return true
+  }
+}

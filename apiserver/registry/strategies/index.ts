@@ -1,0 +1,32 @@
+// Picks the strategy of a built-in kind by the definition's strategy name (or kind).
+
+import type { Store } from '../../storage/store.js'
+import type { ResourceDefinition } from '../../schema/types.js'
+import type { Strategy } from '../strategy.js'
+import { podStrategy } from './pod.js'
+import { createServiceStrategy } from './service.js'
+import { eventStrategy, jobStrategy, nodeStrategy, replicaSetStrategy, secretStrategy } from './simple.js'
+import { namespaceStrategy } from '../namespaces.js'
+import { crdStrategy } from '../crds.js'
+import { resourcePrefix } from '../keys.js'
+
+export interface StrategyOptions {
+  store: Store
+  serviceCIDR?: string
+  nodePortRange?: [number, number]
+}
+
+export function builtinStrategy (def: ResourceDefinition, o: StrategyOptions): Strategy | undefined {
+  switch (def.strategy ?? (def.group === '' ? def.kind.toLowerCase() : '')) {
+    case 'pod': return podStrategy
+    case 'service': return createServiceStrategy({ store: o.store, prefix: resourcePrefix(def), serviceCIDR: o.serviceCIDR, nodePortRange: o.nodePortRange })
+    case 'node': return nodeStrategy
+    case 'event': return eventStrategy
+    case 'secret': return secretStrategy
+    case 'namespace': return namespaceStrategy
+    case 'crd': return crdStrategy
+    case 'replicaset': return replicaSetStrategy
+    case 'job': return jobStrategy
+    default: return undefined
+  }
+}

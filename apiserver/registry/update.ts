@@ -1,0 +1,142 @@
+// Update (PUT) of the main resource and of /status: merge with the stored object, immutable fields, generation, the write.
+// A status write replaces only `status` (the rest is taken from the stored object, as for custom resources);
+// a main write keeps the stored `status` when the kind has a status subresource.
+
+import { badRequest, conflict, invalid, notFound, type StatusCause } from '../errors/status-error.js'
+import { isStorageError, type KeyValue } from '../storage/store.js'
+import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
+import type { ResourceCore } from './core.js'
+import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
+import { objectKey } from './keys.js'
+import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, type Obj } from './object-meta.js'
+import { checkNamespace, checkTypeMeta, defaultObject, fieldValidation, finishValidation, validationErrors } from './write-checks.js'
+import { createObject, finish } from './create.js'
+import { completeIfFinalized } from './finalizers-deletion.js'
+
+const UNCONDITIONAL_RETRIES = 10
+
+export type UpdateResult = ObjectResult & { created: boolean }
+
+/** PUT on the main resource or on /status. */
+export async function updateObject (core: ResourceCore, ctx: RequestContext, namespace: string, name: string,
+  body: DecodedObject, subresource: 'status' | undefined, internal = false): Promise<UpdateResult> {
+  const obj = body.object
+  checkTypeMeta(core, obj)
+  checkNamespace(core, obj, namespace)
+  const meta = metaOf(obj)
+  if (meta.name !== name) {
+    throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
+  }
+  const strict = fieldValidation(core, ctx, body)
+  const key = objectKey(core.def, namespace, name)
+  const wantRv = meta.resourceVersion !== undefined && meta.resourceVersion !== '' ? meta.resourceVersion : undefined
+  for (let attempt = 1; ; attempt++) {
+    const cur = await core.store.get(key)
+    if (cur === undefined) {
+      if (core.def.allowCreateOnUpdate && subresource === undefined && wantRv === undefined) {
+        const created = await createObject(core, ctx, namespace, { object: obj, duplicateFields: [] }, { name, internal })
+        return { ...created, created: true }
+      }
+      throw notFound(core.qr, name)
+    }
+    if (wantRv !== undefined && wantRv !== String(cur.modRevision)) throw conflict(core.qr, name, CONFLICT_MESSAGE)
+    const old = parseJson(cur.value)
+    const next = subresource === 'status' ? withStatusOf(old, obj) : withStoredStatus(core, obj, old)
+    await prepareUpdate(core, ctx, next, old, strict, internal)
+    try {
+      return { ...await writeUpdate(core, ctx, key, next, cur), created: false }
+    } catch (err) {
+      if (isStorageError(err, 'Conflict') && wantRv === undefined && attempt < UNCONDITIONAL_RETRIES) continue
+      throw toStatusError(err, { resource: core.qr, name, op: 'write' })
+    }
+  }
+}
+
+function withStatusOf (old: Obj, incoming: Obj): Obj {
+  const next = structuredClone(old)
+  if (incoming.status === undefined) delete next.status
+  else next.status = structuredClone(incoming.status)
+  return next
+}
+
+function withStoredStatus (core: ResourceCore, next: Obj, old: Obj): Obj {
+  if (core.def.subresources.status === true) {
+    if (old.status === undefined) delete next.status
+    else next.status = old.status
+  }
+  return next
+}
+
+/** System fields from the stored object, immutability and finalizer rules, defaults, strategy, validation. */
+async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj, old: Obj, strict: string[], internal: boolean): Promise<void> {
+  const meta = metaOf(next)
+  const oldMeta = metaOf(old)
+  const errs: StatusCause[] = []
+  if (meta.uid === undefined || meta.uid === '') meta.uid = oldMeta.uid
+  else if (meta.uid !== oldMeta.uid) errs.push(immutable('metadata.uid', meta.uid))
+  for (const f of ['creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generateName'] as const) {
+    if (oldMeta[f] === undefined || oldMeta[f] === null) delete meta[f]
+    else meta[f] = oldMeta[f] as never
+  }
+  meta.generation = oldMeta.generation ?? 1
+  if (oldMeta.deletionTimestamp && !internal) {
+    const added = (meta.finalizers ?? []).filter(f => !(oldMeta.finalizers ?? []).includes(f))
+    if (added.length > 0) {
+      errs.push({ reason: 'FieldValueForbidden', field: 'metadata.finalizers',
+        message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map(f => JSON.stringify(f)).join(', ')}}` })
+    }
+  }
+  defaultObject(core, next)
+  await core.strategy.prepareForUpdate?.(next, old, { ctx, now: core.clock.now(), internal })
+  const fieldErrs = validationErrors(core, next, old)
+  finishValidation(core, meta.name ?? '', strict, fieldErrs)
+  if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
+  const statusSub = core.def.subresources.status === true
+  if (contentFingerprint(next, statusSub) !== contentFingerprint(old, statusSub)) meta.generation = (oldMeta.generation ?? 1) + 1
+}
+
+function immutable (field: string, value: unknown): StatusCause {
+  return { reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(value)}: field is immutable` }
+}
+
+/** Writes `next` over `cur` (skipped when nothing changed), then completes a finalized deletion. */
+async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string, next: Obj, cur: KeyValue): Promise<ObjectResult> {
+  const stored = canonical(next, core.storedApiVersion, core.def.kind)
+  metaOf(stored).resourceVersion = String(cur.modRevision)
+  const same = Buffer.from(JSON.stringify(stored))
+  if (same.equals(cur.value)) return finish(core, stored, cur.value)
+  if (ctx.dryRun) return finish(core, stored, same)
+  // Serialized once: the commit revision is spliced into the bytes already made for the comparison.
+  let bytes: Buffer | undefined
+  const kv = await core.store.update(key, (revision) => {
+    metaOf(stored).resourceVersion = String(revision)
+    bytes = rewriteResourceVersion(same, String(revision))
+    return bytes
+  }, cur.modRevision)
+  const result = finish(core, stored, bytes as Buffer)
+  await completeIfFinalized(core, key, stored, kv.modRevision)
+  return result
+}
+
+/**
+ * Controllers' read-modify-write: `mutate` edits the parsed object (return false for no change);
+ * retried on conflicts; bypasses field validation but not schema validation.
+ */
+export async function updateInternal (core: ResourceCore, ctx: RequestContext, namespace: string, name: string,
+  mutate: (obj: Obj) => boolean, subresource?: 'status'): Promise<ObjectResult | undefined> {
+  const key = objectKey(core.def, namespace, name)
+  for (let attempt = 1; attempt <= UNCONDITIONAL_RETRIES; attempt++) {
+    const cur = await core.store.get(key)
+    if (cur === undefined) return undefined
+    const obj = parseJson(cur.value)
+    if (!mutate(obj)) return { bytes: cur.value, object: obj }
+    try {
+      return await updateObject(core, ctx, namespace, name, { object: obj, duplicateFields: [] }, subresource, true)
+    } catch (err) {
+      if (err instanceof Error && 'code' in err && err.code === 409 && attempt < UNCONDITIONAL_RETRIES) continue
+      if (err instanceof Error && 'code' in err && err.code === 404) return undefined
+      throw err
+    }
+  }
+  return undefined
+}

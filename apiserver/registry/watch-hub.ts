@@ -1,0 +1,315 @@
+// One store watch per resource shared by all its watchers: events converted once, filtered per watcher,
+// encoded once per media type, written to each watcher at most once per tick; slow watchers are dropped.
+//
+// The hub keeps a ring of recent events. Every event under the prefix with revision in (ringStart, hubRev]
+// is in the ring, so a watcher starting at rv >= ringStart replays from it; an older start runs its own
+// catch-up store watch (gap-free) until it meets an event the ring holds, then joins the shared stream.
+
+import type { Store, StorageError, WatchEvent, WatchHandle } from '../storage/store.js'
+import { gone, type StatusError } from '../errors/status-error.js'
+import type { WatchEncoder, WatchSink, WatchSubscription } from './types.js'
+import type { FieldGetter, Selector } from './selectors.js'
+import { bookmarkEvent, errorEvent, fromStoreEvent, type Convert, type HubEvent } from './watch-events.js'
+import type { Logger } from './core.js'
+
+export interface HubOptions {
+  store: Store
+  /** Key prefix of the resource (all namespaces). */
+  prefix: string
+  apiVersion: string
+  kind: string
+  logger: Logger
+  /** Turns stored bytes into served bytes (version conversion); identity when absent. */
+  convert?: Convert
+  /** Translates a storage error ending the shared or a catch-up watch. */
+  translate: (err: StorageError, fromRevision: number) => StatusError
+  ringSize?: number
+  /** Pending events per watcher before it is dropped as too slow. */
+  maxPending?: number
+  bookmarkIntervalMs?: number
+  /** Defers the per-tick flush (default setImmediate). */
+  defer?: (fn: () => void) => void
+}
+
+export interface WatcherSpec {
+  /** Only keys with this prefix (a namespace, or the whole resource). */
+  keyPrefix: string
+  /** Only this key (watch of one object). */
+  key?: string
+  selector?: Selector
+  encoder: WatchEncoder
+  sink: WatchSink
+  allowBookmarks: boolean
+}
+
+interface Watcher {
+  spec: WatcherSpec
+  /** Highest revision considered; events at or below are skipped. */
+  lastRev: number
+  pending: Buffer[]
+  /** Live events queued since the last flush (initial events do not count against maxPending). */
+  queued: number
+  catchup?: WatchHandle
+  done: boolean
+}
+
+export class WatchHub {
+  private readonly o: Required<Omit<HubOptions, 'convert'>> & { convert?: Convert }
+  private storeWatch?: WatchHandle
+  private ring: HubEvent[] = []
+  private ringStart = 0
+  private hubRev = 0
+  private readonly live = new Set<Watcher>()
+  /** Live watchers without an indexable selector: offered every event. */
+  private readonly general = new Set<Watcher>()
+  /** Live watchers selecting one `field=value` (e.g. pods by spec.nodeName), by field then value. */
+  private readonly indexed = new Map<string, { get: FieldGetter, byValue: Map<string, Set<Watcher>> }>()
+  private readonly catchups = new Set<Watcher>()
+  private readonly dirty = new Set<Watcher>()
+  private flushScheduled = false
+  private bookmarkTimer?: NodeJS.Timeout
+
+  constructor (opts: HubOptions) {
+    this.o = {
+      ...opts,
+      ringSize: opts.ringSize ?? 4096,
+      maxPending: opts.maxPending ?? 10_000,
+      bookmarkIntervalMs: opts.bookmarkIntervalMs ?? 60_000,
+      defer: opts.defer ?? setImmediate
+    }
+  }
+
+  /** Number of watchers attached (live or catching up). */
+  get size (): number { return this.live.size + this.catchups.size }
+  /** Whether the shared store watch runs (for tests and metrics). */
+  get running (): boolean { return this.storeWatch !== undefined }
+
+  /** Starts the shared store watch if needed; returns the revision it covers from. */
+  ensureStarted (): number {
+    if (this.storeWatch === undefined) {
+      this.hubRev = this.ringStart = this.o.store.currentRevision()
+      this.ring = []
+      this.storeWatch = this.o.store.watch(this.o.prefix, this.hubRev, {
+        onEvents: evs => this.onEvents(evs),
+        onError: err => this.fail(err)
+      })
+      this.bookmarkTimer = setInterval(() => this.sendBookmarks(), this.o.bookmarkIntervalMs)
+      this.bookmarkTimer.unref()
+    }
+    return this.ringStart
+  }
+
+  /**
+   * Attaches a watcher receiving every matching change after `fromRev`, preceded by `initial` (already
+   * encoded synthetic events and bookmark). Synchronous: nothing can slip in between.
+   */
+  subscribe (spec: WatcherSpec, fromRev: number, initial: Buffer[] = []): WatchSubscription {
+    this.ensureStarted()
+    const w: Watcher = { spec, lastRev: fromRev, pending: [...initial], queued: 0, done: false }
+    if (initial.length > 0) this.markDirty(w)
+    if (fromRev >= this.ringStart) {
+      this.replay(w)
+      this.addLive(w)
+    } else {
+      this.catchups.add(w)
+      w.catchup = this.o.store.watch(this.o.prefix, fromRev, {
+        onEvents: evs => this.onCatchup(w, evs),
+        onError: err => this.drop(w, this.o.translate(err, fromRev))
+      })
+    }
+    return { stop: () => this.remove(w) }
+  }
+
+  /** Ends every watcher (no error) and the shared watch. */
+  stop (): void {
+    for (const w of [...this.live, ...this.catchups]) { this.flushOne(w); this.detach(w); w.spec.sink.end() }
+    this.shutdown()
+  }
+
+  private onEvents (evs: WatchEvent[]): void {
+    for (const ev of evs) {
+      const he = fromStoreEvent(ev, this.o.convert)
+      this.ring.push(he)
+      this.hubRev = ev.revision
+      for (const w of this.general) this.offer(w, he)
+      if (this.indexed.size > 0) this.offerIndexed(he)
+    }
+    // Trim in bulk (amortized O(1) per event): the ring holds between ringSize and 2 * ringSize events.
+    if (this.ring.length > 2 * this.o.ringSize) {
+      const cut = this.ring.length - this.o.ringSize
+      this.ringStart = this.ring[cut - 1].revision
+      this.ring = this.ring.slice(cut)
+    }
+    for (const w of this.catchups) if (w.lastRev >= this.ringStart) this.join(w)
+  }
+
+  private onCatchup (w: Watcher, evs: WatchEvent[]): void {
+    for (const ev of evs) {
+      if (w.done || w.catchup === undefined) return
+      if (ev.revision <= w.lastRev) continue
+      if (ev.revision > this.ringStart && ev.revision <= this.hubRev) { this.join(w); return }
+      this.offer(w, fromStoreEvent(ev, this.o.convert))
+    }
+  }
+
+  /** Offers an event to indexed watchers whose value the object has now or had before the change. */
+  private offerIndexed (he: HubEvent): void {
+    for (const idx of this.indexed.values()) {
+      const cur = idx.get(he.object())
+      const now = idx.byValue.get(cur)
+      if (now !== undefined) for (const w of now) this.offer(w, he)
+      const prev = he.prevObject()
+      if (prev === undefined) continue
+      const before = idx.get(prev)
+      const was = before !== cur ? idx.byValue.get(before) : undefined
+      if (was !== undefined) for (const w of was) this.offer(w, he)
+    }
+  }
+
+  private addLive (w: Watcher): void {
+    this.live.add(w)
+    const exact = w.spec.selector?.exact
+    if (exact === undefined) { this.general.add(w); return }
+    let idx = this.indexed.get(exact.field)
+    if (idx === undefined) { idx = { get: exact.get, byValue: new Map() }; this.indexed.set(exact.field, idx) }
+    let set = idx.byValue.get(exact.value)
+    if (set === undefined) { set = new Set(); idx.byValue.set(exact.value, set) }
+    set.add(w)
+  }
+
+  private removeLive (w: Watcher): void {
+    if (!this.live.delete(w)) return
+    this.general.delete(w)
+    const exact = w.spec.selector?.exact
+    if (exact === undefined) return
+    const idx = this.indexed.get(exact.field)
+    const set = idx?.byValue.get(exact.value)
+    if (idx === undefined || set === undefined) return
+    set.delete(w)
+    if (set.size === 0) idx.byValue.delete(exact.value)
+    if (idx.byValue.size === 0) this.indexed.delete(exact.field)
+  }
+
+  /** Moves a catching-up watcher onto the shared stream. */
+  private join (w: Watcher): void {
+    w.catchup?.stop()
+    w.catchup = undefined
+    this.catchups.delete(w)
+    this.replay(w)
+    this.addLive(w)
+  }
+
+  private replay (w: Watcher): void {
+    const ring = this.ring
+    let i = ring.length
+    while (i > 0 && ring[i - 1].revision > w.lastRev) i--
+    for (; i < ring.length; i++) this.offer(w, ring[i])
+  }
+
+  /** Filters one event for one watcher (namespace, name, selector transitions) and queues its bytes. */
+  private offer (w: Watcher, he: HubEvent): void {
+    if (w.done || he.revision <= w.lastRev) return
+    w.lastRev = he.revision
+    const s = w.spec
+    if (s.key !== undefined ? he.key !== s.key : !he.key.startsWith(s.keyPrefix)) return
+    let out: HubEvent = he
+    if (s.selector !== undefined && !s.selector.empty) {
+      const now = s.selector.matches(he.object())
+      if (he.type === 'MODIFIED') {
+        const prev = he.prevObject()
+        const before = prev !== undefined && s.selector.matches(prev)
+        if (!now && !before) return
+        if (now && !before) out = he.entered()
+        else if (!now && before) out = he.left()
+      } else if (!now) return
+    }
+    this.enqueue(w, out.encode(s.encoder))
+  }
+
+  private enqueue (w: Watcher, bytes: Buffer): void {
+    w.pending.push(bytes)
+    if (++w.queued > this.o.maxPending) {
+      w.pending = []
+      this.drop(w, gone('the watcher fell too far behind and was closed; restart the watch'))
+      return
+    }
+    this.markDirty(w)
+  }
+
+  private markDirty (w: Watcher): void {
+    this.dirty.add(w)
+    if (!this.flushScheduled) {
+      this.flushScheduled = true
+      this.o.defer(() => this.flush())
+    }
+  }
+
+  private flush (): void {
+    this.flushScheduled = false
+    const ws = [...this.dirty]
+    this.dirty.clear()
+    for (const w of ws) this.flushOne(w)
+  }
+
+  private flushOne (w: Watcher): void {
+    if (w.done || w.pending.length === 0) return
+    const chunks = w.pending
+    w.pending = []
+    w.queued = 0
+    try {
+      w.spec.sink.write(chunks)
+    } catch (err) {
+      this.o.logger.debug({ err }, 'watch sink write failed; dropping watcher')
+      this.detach(w)
+      w.spec.sink.end()
+    }
+  }
+
+  private sendBookmarks (): void {
+    let bm: HubEvent | undefined
+    for (const w of this.live) {
+      if (!w.spec.allowBookmarks || w.done) continue
+      bm ??= bookmarkEvent(this.o.apiVersion, this.o.kind, this.hubRev)
+      if (w.lastRev <= this.hubRev) this.enqueue(w, bm.encode(w.spec.encoder))
+    }
+  }
+
+  /** Ends one watcher with an ERROR event (written after what is pending) and the error. */
+  private drop (w: Watcher, err: StatusError): void {
+    if (w.done) return
+    w.pending.push(errorEvent(err).encode(w.spec.encoder))
+    this.flushOne(w)
+    this.detach(w)
+    w.spec.sink.end(err)
+  }
+
+  private fail (err: StorageError): void {
+    const status = this.o.translate(err, this.ringStart)
+    this.storeWatch = undefined
+    for (const w of [...this.live, ...this.catchups]) this.drop(w, status)
+    this.shutdown()
+  }
+
+  private detach (w: Watcher): void {
+    w.done = true
+    w.catchup?.stop()
+    w.catchup = undefined
+    this.removeLive(w)
+    this.catchups.delete(w)
+    this.dirty.delete(w)
+  }
+
+  private remove (w: Watcher): void {
+    if (w.done) return
+    this.detach(w)
+    if (this.size === 0) this.shutdown()
+  }
+
+  private shutdown (): void {
+    this.storeWatch?.stop()
+    this.storeWatch = undefined
+    if (this.bookmarkTimer !== undefined) clearInterval(this.bookmarkTimer)
+    this.bookmarkTimer = undefined
+    this.ring = []
+  }
+}
