@@ -81,10 +81,10 @@ t.test('malformed bodies, wrong kinds and content types are rejected before the 
   t.equal((await call('GET', `${CM}/none`)).json.message, 'configmaps "none" not found')
 })
 
-t.test('delete answers 202 while a finalizer holds the object, 200 once gone', async t => {
+t.test('delete answers 200 with the object while a finalizer holds it, and removes it once freed', async t => {
   await call('POST', CM, cm('held', { metadata: { name: 'held', finalizers: ['example.com/hold'] } }))
   const first = await call('DELETE', `${CM}/held`, { propagationPolicy: 'Background' })
-  t.equal(first.status, 202)
+  t.equal(first.status, 200)
   t.type(first.json.metadata.deletionTimestamp, 'string')
   const live = (await call('GET', `${CM}/held`)).json
   const freed = await call('PUT', `${CM}/held`, { ...live, metadata: { ...live.metadata, finalizers: [] } })

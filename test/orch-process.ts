@@ -16,8 +16,8 @@ export interface OrchProcess {
   stop(): Promise<number | null>
 }
 
-export async function startOrch (dataDir: string, timeoutMs = 30_000): Promise<OrchProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'apiserver/cli/run.ts'), 'up', '--data-dir', dataDir, '--port', '0', '--log-level', 'info'], {
+export async function startOrch (dataDir: string, timeoutMs = 30_000, extraArgs: string[] = []): Promise<OrchProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'apiserver/cli/run.ts'), 'up', '--data-dir', dataDir, '--port', '0', '--log-level', 'info', ...extraArgs], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''

@@ -89,11 +89,14 @@ async function deleteContext (call: Call): Promise<{ ctx: RequestContext; opts: 
   return { ctx, opts }
 }
 
-/** 200 with the object when it is gone; 202 with the object while finalizers or grace keep it. */
+/**
+ * 200 with the object, as kube-apiserver answers, also while finalizers or a grace period keep it;
+ * 202 only when the object is kept and the client asked for cascading deletion with orphanDependents=false.
+ */
 export async function serveDelete (call: Call): Promise<void> {
   const { ctx, opts } = await deleteContext(call)
   const result = await call.handler.delete(ctx, call.info.namespace, call.info.name, opts)
-  respond(call, result.deleted ? 200 : 202, result.bytes, ctx)
+  respond(call, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.bytes, ctx)
 }
 
 export async function serveDeleteCollection (call: Call): Promise<void> {

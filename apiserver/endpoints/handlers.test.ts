@@ -212,11 +212,13 @@ t.test('dry-run create answers 201 and stores nothing', async t => {
   t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/dry')).status, 404)
 })
 
-t.test('delete answers 202 while finalizers keep the object', async t => {
+t.test('delete answers 200 with the object while finalizers keep it, 202 when orphanDependents=false', async t => {
   const { call } = await start(t)
   await call('POST', '/api/v1/namespaces/default/configmaps', '{"metadata":{"name":"f","finalizers":["x/y"]}}')
   const r = await call('DELETE', '/api/v1/namespaces/default/configmaps/f')
-  t.equal(r.status, 202)
+  t.equal(r.status, 200)
+  const cascading = await call('DELETE', '/api/v1/namespaces/default/configmaps/f', '{"kind":"DeleteOptions","apiVersion":"v1","orphanDependents":false}')
+  t.equal(cascading.status, 202)
   t.type(r.json.metadata.deletionTimestamp, 'string')
   const pre = await call('DELETE', '/api/v1/namespaces/default/configmaps/f', '{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"nope"}}')
   t.equal(pre.status, 409)

@@ -2,6 +2,7 @@
 
 import type { PrinterColumn, ResourceDefinition } from '../schema/types.js'
 import { compileJsonPath } from './jsonpath.js'
+import { COLUMN_PRINTERS } from './printers.js'
 
 export interface TableColumn { name: string; type: string; format: string; description: string; priority: number }
 
@@ -38,7 +39,10 @@ export function createTableConvertor (def: ResourceDefinition, now: () => number
   const withAge = declared.length > 0 && def.custom === undefined && !declared.some(c => c.name === 'Age')
     ? [...declared, AGE_COLUMN]
     : declared
-  const printer = withAge.map(c => ({ column: c, eval: safeCompile(c.jsonPath) }))
+  const printer = withAge.map(c => {
+    const computed = c.printer === undefined ? undefined : COLUMN_PRINTERS[c.printer]
+    return { column: c, eval: computed !== undefined ? (o: unknown) => [computed(o as Record<string, unknown>)] : safeCompile(c.jsonPath) }
+  })
   const columns: TableColumn[] = [NAME_COLUMN]
   if (printer.length === 0) columns.push(CREATED_AT_COLUMN)
   for (const { column } of printer) {

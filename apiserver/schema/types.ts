@@ -65,6 +65,11 @@ export interface PrinterColumn {
   description?: string
   priority?: number
   jsonPath: string
+  /**
+   * For built-in kinds only: the name of a computed column (apiserver/endpoints/printers.ts) used instead
+   * of `jsonPath`, for cells Kubernetes computes in code (a pod's READY `1/2`, a node's `Ready`).
+   */
+  printer?: string
 }
 
 export interface ScaleSubresource {

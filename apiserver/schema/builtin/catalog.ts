@@ -35,6 +35,11 @@ const replicasScale: ScaleSubresource = {
 const col = (name: string, jsonPath: string, type: PrinterColumn['type'] = 'string', priority = 0): PrinterColumn =>
   priority === 0 ? { name, type, jsonPath } : { name, type, jsonPath, priority }
 
+/** A column Kubernetes computes in code; `printer` names it in apiserver/endpoints/printers.ts. */
+const computed = (name: string, printer: string, type: PrinterColumn['type'] = 'string', priority = 0): PrinterColumn =>
+  ({ ...col(name, '', type, priority), printer })
+const age = col('Age', '.metadata.creationTimestamp', 'date')
+
 const core = 'io.orch.api.core.v1.'
 const entries: KindEntry[] = [
   { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', schema: core + 'Namespace', namespaced: false,
@@ -42,18 +47,21 @@ const entries: KindEntry[] = [
     printerColumns: [col('Status', '.status.phase')] },
   { group: '', version: 'v1', kind: 'Pod', plural: 'pods', schema: core + 'Pod', namespaced: true,
     shortNames: ['po'], categories: ['all'], status: true, strategy: 'pod',
-    printerColumns: [col('Status', '.status.phase'), col('IP', '.status.podIP', 'string', 1),
+    printerColumns: [computed('Ready', 'podReady'), computed('Status', 'podStatus'),
+      computed('Restarts', 'podRestarts', 'integer'), age, col('IP', '.status.podIP', 'string', 1),
       col('Node', '.spec.nodeName', 'string', 1)] },
   { group: '', version: 'v1', kind: 'Service', plural: 'services', schema: core + 'Service', namespaced: true,
     shortNames: ['svc'], categories: ['all'], status: true, strategy: 'service', nameValidation: 'dns1035',
-    printerColumns: [col('Type', '.spec.type'), col('Cluster-IP', '.spec.clusterIP')] },
+    printerColumns: [col('Type', '.spec.type'), col('Cluster-IP', '.spec.clusterIP'),
+      computed('External-IP', 'serviceExternalIP'), computed('Port(s)', 'servicePorts'), age] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', schema: core + 'ConfigMap', namespaced: true,
-    shortNames: ['cm'] },
+    shortNames: ['cm'], printerColumns: [computed('Data', 'dataCount', 'integer'), age] },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', schema: core + 'Secret', namespaced: true,
-    strategy: 'secret', printerColumns: [col('Type', '.type')] },
+    strategy: 'secret', printerColumns: [col('Type', '.type'), computed('Data', 'dataCount', 'integer'), age] },
   { group: '', version: 'v1', kind: 'Node', plural: 'nodes', schema: core + 'Node', namespaced: false,
     shortNames: ['no'], status: true, strategy: 'node',
-    printerColumns: [col('Version', '.status.nodeInfo.kubeletVersion'),
+    printerColumns: [computed('Status', 'nodeStatus'), computed('Roles', 'nodeRoles'), age,
+      col('Version', '.status.nodeInfo.kubeletVersion'),
       col('OS-Image', '.status.nodeInfo.osImage', 'string', 1),
       col('Kernel-Version', '.status.nodeInfo.kernelVersion', 'string', 1),
       col('Container-Runtime', '.status.nodeInfo.containerRuntimeVersion', 'string', 1)] },
@@ -79,8 +87,8 @@ const entries: KindEntry[] = [
   { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', schema: 'io.orch.api.apps.v1.Deployment',
     namespaced: true, shortNames: ['deploy'], categories: ['all'], status: true, scale: replicasScale,
     strategy: 'deployment',
-    printerColumns: [col('Up-to-date', '.status.updatedReplicas', 'integer'),
-      col('Available', '.status.availableReplicas', 'integer')] },
+    printerColumns: [computed('Ready', 'replicasReady'), col('Up-to-date', '.status.updatedReplicas', 'integer'),
+      col('Available', '.status.availableReplicas', 'integer'), age] },
   { group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', schema: 'io.orch.api.apps.v1.ReplicaSet',
     namespaced: true, shortNames: ['rs'], categories: ['all'], status: true, scale: replicasScale,
     strategy: 'replicaset',
@@ -94,9 +102,10 @@ const entries: KindEntry[] = [
       col('Available', '.status.numberAvailable', 'integer')] },
   { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', schema: 'io.orch.api.apps.v1.StatefulSet',
     namespaced: true, shortNames: ['sts'], categories: ['all'], status: true, scale: replicasScale,
-    strategy: 'statefulset' },
+    strategy: 'statefulset', printerColumns: [computed('Ready', 'replicasReady'), age] },
   { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', schema: 'io.orch.api.batch.v1.Job',
-    namespaced: true, categories: ['all'], status: true, strategy: 'job' },
+    namespaced: true, categories: ['all'], status: true, strategy: 'job',
+    printerColumns: [computed('Completions', 'jobCompletions'), age] },
   { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', schema: 'io.orch.api.batch.v1.CronJob',
     namespaced: true, shortNames: ['cj'], categories: ['all'], status: true, strategy: 'cronjob',
     printerColumns: [col('Schedule', '.spec.schedule'), col('Timezone', '.spec.timeZone'),

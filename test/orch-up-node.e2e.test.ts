@@ -1,0 +1,101 @@
+// `orch up` runs an orchlet for the local node: the node turns Ready and WebAssembly pods bound to it run.
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Agent, request } from 'undici'
+import { compileFixture } from '../agent/runtime/wasm/fixtures/compile.js'
+import { buildWasmImageLayout, layoutTar } from '../agent/runtime/oci/layout-writer.js'
+import { startOrch } from './orch-process.js'
+
+const NODE = 'e2e-node'
+const dir = mkdtempSync(join(tmpdir(), 'orch-node-e2e-'))
+const dataDir = join(dir, 'data')
+mkdirSync(join(dataDir, 'orchlet', 'wasm', 'import'), { recursive: true })
+writeFileSync(join(dataDir, 'orchlet', 'wasm', 'import', 'tool.tar'), layoutTar(buildWasmImageLayout({ module: await compileFixture('tool'), refName: 'localhost/e2e/tool:1' })))
+
+const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE])
+t.teardown(async () => { await orch.stop(); rmSync(dir, { recursive: true, force: true }) })
+
+function kubectl (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise(resolve => {
+    execFile('/usr/bin/kubectl', ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1, stdout, stderr })
+    })
+  })
+}
+
+async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await f()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${orch.logs().slice(-3000)}`)
+    await new Promise(resolve => setTimeout(resolve, 200))
+  }
+}
+
+function podYaml (name: string, args: string[], extra = ''): string {
+  const p = join(dir, `${name}.yaml`)
+  writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeName: ${NODE}
+  runtimeClassName: wasm
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: localhost/e2e/tool:1
+    command: [tool]
+    args: ${JSON.stringify(args)}
+${extra}`)
+  return p
+}
+
+async function podJson (name: string): Promise<{ status?: { phase?: string; containerStatuses?: Array<{ state: { terminated?: { exitCode: number; reason: string } } }> } } | undefined> {
+  const r = await kubectl('get', 'pod', name, '-o', 'json')
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined
+}
+
+t.test('kubectl get nodes shows the local node Ready', async t => {
+  const line = await until('the node to be Ready', async () => {
+    const r = await kubectl('get', 'nodes', '--no-headers')
+    return / Ready /.test(r.stdout) ? r.stdout : undefined
+  })
+  t.match(line, new RegExp(`^${NODE}\\s+Ready`))
+  const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
+  t.equal(node.metadata.labels['orch.io/hostname'], NODE)
+  t.ok(Number(node.status.capacity.pods) > 0, 'capacity is reported')
+  t.ok(node.status.daemonEndpoints.kubeletEndpoint.Port > 0, 'the orchlet port is published')
+  const lease = await kubectl('get', 'lease', NODE, '-n', 'orch-node-lease', '-o', 'jsonpath={.spec.holderIdentity}')
+  t.equal(lease.stdout, NODE, 'the node lease is renewed')
+})
+
+t.test('a WebAssembly pod bound to the node runs to completion and its logs come from the orchlet', async t => {
+  t.equal((await kubectl('create', '-f', podYaml('hello', ['echo', 'hello', 'from', 'wasm']))).code, 0)
+  const pod = await until('Succeeded', async () => { const p = await podJson('hello'); return p?.status?.phase === 'Succeeded' ? p : undefined })
+  t.equal(pod.status!.containerStatuses![0]!.state.terminated!.exitCode, 0)
+  const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
+  const port = node.status.daemonEndpoints.kubeletEndpoint.Port
+  const res = await request(`https://127.0.0.1:${port}/containerLogs/default/hello/main`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) })
+  t.equal(await res.body.text(), 'hello\nfrom\nwasm\n')
+})
+
+t.test('a pod that allocates past its memory limit is OOMKilled and reported so', async t => {
+  await kubectl('create', '-f', podYaml('hog', ['grow', '64'], '    resources: {limits: {memory: 16Mi}}\n'))
+  const pod = await until('Failed', async () => { const p = await podJson('hog'); return p?.status?.phase === 'Failed' ? p : undefined })
+  const term = pod.status!.containerStatuses![0]!.state.terminated!
+  t.equal(term.reason, 'OOMKilled')
+  t.equal(term.exitCode, 137)
+})
+
+t.test('deleting a running pod stops it and removes it', async t => {
+  await kubectl('create', '-f', podYaml('spinner', ['spin']))
+  await until('Running', async () => { const p = await podJson('spinner'); return p?.status?.phase === 'Running' ? p : undefined })
+  const del = await kubectl('delete', 'pod', 'spinner', '--wait=true', '--timeout=30s')
+  t.equal(del.code, 0, del.stderr)
+  t.equal((await kubectl('get', 'pod', 'spinner')).code, 1, 'the pod is gone')
+})
