@@ -6,6 +6,7 @@ import type { Store, WatchHandle } from '../storage/store.js'
 import type { ResourceDefinition } from '../schema/types.js'
 import { definitionsFromCRD, validateCRD } from '../schema/crd.js'
 import type { Strategy } from './strategy.js'
+import { crdRuleErrors, type CelRules, type CompiledRules } from './cel-rules.js'
 import { metaOf, parseJson, rfc3339, type Obj } from './object-meta.js'
 import { resourcePrefix } from './keys.js'
 import { internalContext } from './internal-context.js'
@@ -17,7 +18,9 @@ const CRDS = { group: 'apiextensions.orch.io', plural: 'customresourcedefinition
 
 interface CrdSpec { versions?: Array<{ name: string, storage?: boolean }>, names?: Record<string, unknown> }
 
-export const crdStrategy: Strategy = {
+/** The CRD strategy: names, structure and (through `cel`) that every validation rule compiles within its cost limits. */
+export function createCrdStrategy (cel: CelRules): Strategy {
+  return {
   prepareForCreate (obj) {
     const meta = metaOf(obj)
     const fins = meta.finalizers ?? []
@@ -26,7 +29,9 @@ export const crdStrategy: Strategy = {
     obj.status = { storedVersions: storage !== undefined ? [storage] : [] }
   },
   validate (obj) {
-    return validateCRD(obj)
+    const errors = validateCRD(obj)
+    return errors.length > 0 ? errors : crdRuleErrors(obj, cel, definitionsFromCRD)
+  }
   }
 }
 
@@ -175,9 +180,10 @@ export class CrdController {
   }
 }
 
-/** The strategy of a custom kind: refuses creates while its CRD is being deleted. */
-export function customResourceStrategy (crdName: string, terminating: Set<string>): Strategy {
+/** The strategy of a custom kind: refuses creates while its CRD is being deleted; checks the CRD's rules. */
+export function customResourceStrategy (crdName: string, terminating: Set<string>, rules?: CompiledRules): Strategy {
   return {
+    validateTransition: rules === undefined ? undefined : (obj, old) => rules.evaluate(obj, old),
     admitCreate () {
       if (terminating.has(crdName)) {
         throw new StatusError(405, 'MethodNotAllowed', 'create not allowed while custom resource definition is terminating')

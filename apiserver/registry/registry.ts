@@ -11,6 +11,7 @@ import { NamespaceController, namespaceAdmission } from './namespaces.js'
 import { CrdController, customResourceStrategy, type CrdServing } from './crds.js'
 import { resourcePrefix } from './keys.js'
 import type { Strategy } from './strategy.js'
+import { noCelRules, type CelRules, type CompiledRules } from './cel-rules.js'
 
 export interface RegistryOptions {
   store: Store
@@ -26,6 +27,8 @@ export interface RegistryOptions {
   controllerRetryMs?: number
   serviceCIDR?: string
   nodePortRange?: [number, number]
+  /** CRD validation rules (x-orch-validations) through the CEL sandbox; without it, CRDs with rules are refused. */
+  celRules?: CelRules
 }
 
 export interface OrchRegistry extends Registry {
@@ -40,7 +43,8 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
   const clock = o.clock ?? systemClock
   const handlers = new Map<string, GenericStore>()
   const builtinPlurals = new Set<string>()
-  const crdKeys = new Map<string, { keys: string[], fingerprint: string }>()
+  const crdKeys = new Map<string, { keys: string[], fingerprint: string, rules: CompiledRules[] }>()
+  const cel = o.celRules ?? noCelRules
   const listeners = new Set<() => void>()
   const retired: GenericStore[] = []
   let started = false
@@ -75,14 +79,20 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
       if (clash !== undefined) return `"${clash.plural}" is already in use`
       const fingerprint = JSON.stringify(defs)
       if (crdKeys.get(crdName)?.fingerprint === fingerprint) return undefined
+      const compiled: CompiledRules[] = []
+      for (const def of defs) {
+        const r = cel.compile(def.schema, def.definitions, 'openAPIV3Schema')
+        if (!r.ok) { for (const c of compiled) c.release(); return `validation rules of ${def.version} do not compile: ${r.errors.map(e => `${e.field}: ${e.message}`).join('; ')}` }
+        compiled.push(r.rules)
+      }
       serving.unserve(crdName)
       const keys: string[] = []
-      for (const def of defs) {
+      defs.forEach((def, i) => {
         const key = keyOf(def.group, def.version, def.plural)
-        handlers.set(key, makeStore(def, customResourceStrategy(crdName, crdController?.terminating ?? new Set())))
+        handlers.set(key, makeStore(def, customResourceStrategy(crdName, crdController?.terminating ?? new Set(), compiled[i])))
         keys.push(key)
-      }
-      crdKeys.set(crdName, { keys, fingerprint })
+      })
+      crdKeys.set(crdName, { keys, fingerprint, rules: compiled })
       changed()
       return undefined
     },
@@ -90,6 +100,7 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
       const entry = crdKeys.get(crdName)
       if (entry === undefined) return
       crdKeys.delete(crdName)
+      for (const r of entry.rules) r.release()
       for (const k of entry.keys) { const h = handlers.get(k); if (h !== undefined) { retired.push(h); h.stop() } handlers.delete(k) }
       changed()
     },

@@ -23,6 +23,8 @@ export interface Strategy {
   /** Extra validation on create and update (field errors become one 422). */
   validate?(obj: Obj): FieldError[]
   validateUpdate?(obj: Obj, old: Obj): FieldError[]
+  /** Validation that sees both states in one call (CRD rules with transition rules); `old` is absent on create. */
+  validateTransition?(obj: Obj, old: Obj | undefined): FieldError[]
   /**
    * Grace period in seconds for a delete of `obj` (0 = remove now). Only kinds with graceful deletion
    * (pods) implement it.

@@ -66,6 +66,8 @@ export function validationErrors (core: ResourceCore, obj: Obj, old?: Obj): Fiel
   errs.push(...validateObjectMeta(metaOf(obj), { namespaced: core.def.namespaced, isCreate: old === undefined, nameValidation: core.def.nameValidation }))
   if (core.strategy.validate) errs.push(...core.strategy.validate(obj))
   if (old !== undefined && core.strategy.validateUpdate) errs.push(...core.strategy.validateUpdate(obj, old))
+  // Rules run on an object that is otherwise valid, as Kubernetes evaluates CEL only after schema validation.
+  if (errs.length === 0 && core.strategy.validateTransition) errs.push(...core.strategy.validateTransition(obj, old))
   return errs
 }
 

@@ -7,13 +7,16 @@ import { podStrategy } from './pod.js'
 import { createServiceStrategy } from './service.js'
 import { eventStrategy, jobStrategy, nodeStrategy, replicaSetStrategy, secretStrategy } from './simple.js'
 import { namespaceStrategy } from '../namespaces.js'
-import { crdStrategy } from '../crds.js'
+import { createCrdStrategy } from '../crds.js'
+import { noCelRules, type CelRules } from '../cel-rules.js'
 import { resourcePrefix } from '../keys.js'
 
 export interface StrategyOptions {
   store: Store
   serviceCIDR?: string
   nodePortRange?: [number, number]
+  /** CRD validation rules; without it, CRDs carrying rules are refused. */
+  celRules?: CelRules
 }
 
 export function builtinStrategy (def: ResourceDefinition, o: StrategyOptions): Strategy | undefined {
@@ -24,7 +27,7 @@ export function builtinStrategy (def: ResourceDefinition, o: StrategyOptions): S
     case 'event': return eventStrategy
     case 'secret': return secretStrategy
     case 'namespace': return namespaceStrategy
-    case 'crd': return crdStrategy
+    case 'crd': return createCrdStrategy(o.celRules ?? noCelRules)
     case 'replicaset': return replicaSetStrategy
     case 'job': return jobStrategy
     default: return undefined

@@ -1,0 +1,97 @@
+// CRD validation rules end to end in the registry: compiled in the real CEL sandbox, checked on custom-object writes.
+import t from 'tap'
+import { body, ctx, eventually, openFixture, type Fixture } from './testing.js'
+import { isStatusError, type StatusError } from '../errors/status-error.js'
+import { createSandbox, type Sandbox } from '../../sandbox/sandbox.js'
+import { sandboxCelRules } from './cel-rules.js'
+
+let sandbox: Sandbox
+let fx: Fixture
+t.before(async () => { sandbox = await createSandbox({ deadlineMs: 2000 }) })
+t.teardown(() => sandbox.dispose())
+t.beforeEach(async () => { fx = await openFixture({ celRules: sandboxCelRules(sandbox) }) })
+t.afterEach(async () => { await fx.close() })
+
+function crd (specSchema: Record<string, unknown>): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.orch.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gadgets.example.com' },
+    spec: {
+      group: 'example.com',
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: specSchema } } } }]
+    }
+  }
+}
+
+const scaling = {
+  type: 'object',
+  properties: {
+    replicas: { type: 'integer' },
+    maxReplicas: { type: 'integer' },
+    mode: { type: 'string', maxLength: 16, 'x-orch-validations': [{ rule: 'self == oldSelf', message: 'mode is immutable' }] }
+  },
+  'x-orch-validations': [
+    { rule: 'self.replicas <= self.maxReplicas', messageExpression: "'replicas ' + string(self.replicas) + ' is above ' + string(self.maxReplicas)", fieldPath: '.replicas' },
+    { rule: "!has(self.mode) || self.mode != 'forbidden'", reason: 'FieldValueForbidden' }
+  ]
+}
+
+async function fail (p: Promise<unknown>): Promise<StatusError> {
+  try { await p } catch (err) { if (isStatusError(err)) return err; throw err }
+  throw new Error('expected the request to fail')
+}
+
+async function serve (schema: Record<string, unknown>) {
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  await crds.create(ctx(), '', body(crd(schema)))
+  await eventually(() => fx.registry.handler('example.com', 'v1', 'gadgets') !== undefined)
+  return fx.registry.handler('example.com', 'v1', 'gadgets')!
+}
+
+const gadget = (name: string, spec: Record<string, unknown>) => body({ apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name }, spec })
+
+t.test('a write breaking a rule gets 422 naming the field and the message', async t => {
+  const gadgets = await serve(scaling)
+  await gadgets.create(ctx(), 'default', gadget('ok', { replicas: 1, maxReplicas: 3 }))
+  const err = await fail(gadgets.create(ctx(), 'default', gadget('bad', { replicas: 5, maxReplicas: 3 })))
+  t.equal(err.code, 422)
+  t.equal(err.reason, 'Invalid')
+  t.match(err.details?.causes, [{ field: 'spec.replicas', message: /replicas 5 is above 3/ }])
+  const forbidden = await fail(gadgets.create(ctx(), 'default', gadget('f', { replicas: 1, maxReplicas: 3, mode: 'forbidden' })))
+  t.match(forbidden.details?.causes, [{ reason: 'FieldValueForbidden', field: 'spec' }])
+})
+
+t.test('transition rules compare with the stored object on update and are skipped on create', async t => {
+  const gadgets = await serve(scaling)
+  const created = await gadgets.create(ctx(), 'default', gadget('g', { replicas: 1, maxReplicas: 3, mode: 'fast' }))
+  const changed = structuredClone(created.object) as { spec: Record<string, unknown> }
+  changed.spec.mode = 'slow'
+  const err = await fail(gadgets.update(ctx(), 'default', 'g', body(changed as Record<string, unknown>)))
+  t.equal(err.code, 422)
+  t.match(err.details?.causes, [{ field: 'spec.mode', message: /mode is immutable/ }])
+  const same = structuredClone(created.object) as { spec: Record<string, unknown> }
+  same.spec.replicas = 2
+  const ok = await gadgets.update(ctx(), 'default', 'g', body(same as Record<string, unknown>))
+  t.equal((ok.object.spec as Record<string, unknown>).replicas, 2)
+})
+
+t.test('a CRD whose rule does not compile is rejected naming the rule', async t => {
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const err = await fail(crds.create(ctx(), '', body(crd({ type: 'object', properties: { a: { type: 'integer' } }, 'x-orch-validations': [{ rule: 'self.a >' }] }))))
+  t.equal(err.code, 422)
+  t.match(err.details?.causes?.[0]?.field, /^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.x-orch-validations\[0\]\.rule/)
+})
+
+t.test('a CRD whose rule is too expensive by estimate is rejected with the cost reason', async t => {
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const err = await fail(crds.create(ctx(), '', body(crd({
+    type: 'object',
+    properties: { items: { type: 'array', items: { type: 'string' } } },
+    'x-orch-validations': [{ rule: 'self.items.all(x, self.items.all(y, self.items.all(z, x + y + z != "")))' }]
+  }))))
+  t.equal(err.code, 422)
+  t.match(JSON.stringify(err.details?.causes), /cost/i)
+})

@@ -1,0 +1,192 @@
+// Group commit: queued writes are applied in queue order, a whole batch in one LMDB transaction, and
+// acknowledged (and published to watchers) only once the batch is durable.
+//
+// One transaction is in flight at a time; the batch is taken from the queue inside the transaction
+// callback, so every write queued until the write lock is granted joins it. While batch N is being
+// flushed to disk (lmdb's overlappingSync), batch N+1 already commits; acknowledgements follow in order.
+import { StorageError, type Encoder, type KeyValue, type Revision, type WatchEvent } from '../store.js'
+import { DEL, PUT, decodeLive, encodeLive, encodeLog, encodeNumber, type Layout } from './layout.js'
+import type { StoreLogger } from './options.js'
+
+/** A write as the store asks for it. */
+export type WriteRequest =
+  | { kind: 'create', key: string, encode: Encoder }
+  | { kind: 'update', key: string, encode: Encoder, expected?: Revision }
+  | { kind: 'delete', key: string, expected?: Revision }
+
+/** A queued write: the request and the settling of its promise. */
+export type WriteOp = WriteRequest & { resolve: (kv: KeyValue) => void, reject: (err: Error) => void }
+
+interface Batch {
+  ops: WriteOp[]
+  outcomes: Array<KeyValue | StorageError>
+  events: WatchEvent[]
+  lastRev: Revision
+}
+
+export interface CommitQueueDeps {
+  layout: Layout
+  now: () => number
+  logger: StoreLogger
+  /** Called once per durable batch with changes, in revision order, before its writers' promises settle. */
+  publish: (events: WatchEvent[], revision: Revision) => void
+}
+
+/** Most writes per transaction. */
+const MAX_BATCH = 4096
+
+const TYPE_PUT = Buffer.from([PUT])
+const TYPE_DEL = Buffer.from([DEL])
+
+export class CommitQueue {
+  private queue: WriteOp[] = []
+  private running: Promise<void> | undefined
+  private acks: Promise<void> = Promise.resolve()
+  private lastRev: Revision
+  private closed = false
+
+  constructor (private readonly deps: CommitQueueDeps, committedRevision: Revision) {
+    this.lastRev = committedRevision
+  }
+
+  /** The newest committed (visible) revision; its acknowledgement may still wait for the flush. */
+  committedRevision (): Revision {
+    return this.lastRev
+  }
+
+  submit (op: WriteOp): void {
+    if (this.closed) {
+      op.reject(new StorageError('StoreClosed', 'store is closed', op.key))
+      return
+    }
+    this.queue.push(op)
+    if (this.running === undefined) {
+      this.running = this.run().finally(() => { this.running = undefined })
+    }
+  }
+
+  /** Refuses new writes and waits until every queued write has settled. */
+  async close (): Promise<void> {
+    this.closed = true
+    while (this.running !== undefined) await this.running
+    await this.acks
+  }
+
+  private async run (): Promise<void> {
+    const { root } = this.deps.layout
+    while (this.queue.length > 0) {
+      let ops: WriteOp[] = []
+      let batch: Batch | undefined
+      try {
+        // a child transaction: if anything throws, the batch is rolled back whole
+        await root.childTransaction(() => {
+          ops = this.take()
+          batch = this.apply(ops)
+        })
+        if (batch === undefined) throw new Error('transaction callback did not run')
+      } catch (err) {
+        if (ops.length === 0) ops = this.take()
+        this.deps.logger.error({ err, writes: ops.length }, 'storage commit failed')
+        for (const op of ops) op.reject(new StorageError('Internal', `commit failed: ${String(err)}`, op.key))
+        continue
+      }
+      const done: Batch = batch
+      this.lastRev = done.lastRev
+      // taken before the next batch is queued, so it covers exactly the writes committed so far
+      const flushed = new Promise<void>((resolve, reject) => { root.flushed.then(() => resolve(), reject) })
+      this.acks = this.acks
+        .then(() => flushed.then(() => this.settle(done), err => this.failFlush(done, err)))
+        .catch(err => this.deps.logger.error({ err }, 'settling writes failed'))
+    }
+  }
+
+  /** The next batch: everything queued, up to MAX_BATCH writes (bounds the time the loop is held). */
+  private take (): WriteOp[] {
+    if (this.queue.length <= MAX_BATCH) {
+      const ops = this.queue
+      this.queue = []
+      return ops
+    }
+    return this.queue.splice(0, MAX_BATCH)
+  }
+
+  private apply (ops: WriteOp[]): Batch {
+    const time = this.deps.now()
+    const batch: Batch = { ops, outcomes: [], events: [], lastRev: this.lastRev }
+    for (const op of ops) {
+      const outcome = this.applyOne(op, batch.lastRev + 1, time, batch.events)
+      if (!(outcome instanceof StorageError)) batch.lastRev++
+      batch.outcomes.push(outcome)
+    }
+    if (batch.lastRev !== this.lastRev) this.deps.layout.meta.putSync('rev', encodeNumber(batch.lastRev))
+    return batch
+  }
+
+  /** Checks and applies one write at revision `rev` inside the batch transaction. */
+  private applyOne (op: WriteOp, rev: Revision, time: number, events: WatchEvent[]): KeyValue | StorageError {
+    const { live, log, hist } = this.deps.layout
+    const rec = live.get(op.key)
+    const prev = rec === undefined ? undefined : decodeLive(op.key, rec)
+    const refused = refusal(op, prev)
+    if (refused !== undefined) return refused
+    if (op.kind === 'delete') {
+      const p = prev as KeyValue
+      live.removeSync(op.key)
+      log.putSync(rev, encodeLog(DEL, op.key, p.createRevision, p.modRevision, time, undefined), { append: true })
+      hist.putSync([op.key, rev], TYPE_DEL)
+      events.push({ type: 'delete', key: op.key, value: p.value, revision: rev, createRevision: p.createRevision })
+      return { key: op.key, value: p.value, createRevision: p.createRevision, modRevision: rev }
+    }
+    let value: Buffer
+    try {
+      value = asBuffer(op.encode(rev))
+    } catch (err) {
+      return new StorageError('Internal', `encoder failed: ${String(err)}`, op.key)
+    }
+    const createRev = prev?.createRevision ?? rev
+    live.putSync(op.key, encodeLive(createRev, rev, value))
+    log.putSync(rev, encodeLog(PUT, op.key, createRev, prev?.modRevision ?? 0, time, value), { append: true })
+    hist.putSync([op.key, rev], TYPE_PUT)
+    const ev: WatchEvent = { type: 'put', key: op.key, value, revision: rev, createRevision: createRev }
+    if (prev !== undefined) ev.prevValue = prev.value
+    events.push(ev)
+    return { key: op.key, value, createRevision: createRev, modRevision: rev }
+  }
+
+  private settle (batch: Batch): void {
+    if (batch.events.length > 0) {
+      try {
+        this.deps.publish(batch.events, batch.lastRev)
+      } catch (err) {
+        this.deps.logger.error({ err }, 'publishing committed events failed')
+      }
+    }
+    batch.ops.forEach((op, i) => {
+      const outcome = batch.outcomes[i]
+      if (outcome instanceof StorageError) op.reject(outcome)
+      else op.resolve(outcome)
+    })
+  }
+
+  private failFlush (batch: Batch, err: unknown): void {
+    this.deps.logger.error({ err, writes: batch.ops.length }, 'storage flush failed')
+    for (const op of batch.ops) op.reject(new StorageError('Internal', `flush failed: ${String(err)}`, op.key))
+  }
+}
+
+function refusal (op: WriteOp, prev: KeyValue | undefined): StorageError | undefined {
+  if (op.kind === 'create') {
+    return prev === undefined ? undefined : new StorageError('KeyExists', `key ${op.key} already exists`, op.key, prev.modRevision)
+  }
+  if (prev === undefined) return new StorageError('NotFound', `key ${op.key} not found`, op.key)
+  if (op.expected !== undefined && op.expected !== prev.modRevision) {
+    return new StorageError('Conflict', `key ${op.key} is at revision ${prev.modRevision}, not ${op.expected}`, op.key, prev.modRevision)
+  }
+  return undefined
+}
+
+function asBuffer (v: Uint8Array): Buffer {
+  if (Buffer.isBuffer(v)) return v
+  if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength)
+  throw new TypeError('encoder must return a Buffer')
+}
