@@ -15,7 +15,27 @@ const dataDir = join(dir, 'data')
 mkdirSync(join(dataDir, 'orchlet', 'wasm', 'import'), { recursive: true })
 writeFileSync(join(dataDir, 'orchlet', 'wasm', 'import', 'tool.tar'), layoutTar(buildWasmImageLayout({ module: await compileFixture('tool'), refName: 'localhost/e2e/tool:1' })))
 
-const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE])
+// The local orchlet also reads static pods from a folder, so their mirror pods can be checked.
+const manifests = join(dir, 'manifests')
+mkdirSync(manifests)
+writeFileSync(join(manifests, 'static.yaml'), `apiVersion: v1
+kind: Pod
+metadata: {name: static-web}
+spec:
+  runtimeClassName: wasm
+  terminationGracePeriodSeconds: 1
+  containers: [{name: main, image: "localhost/e2e/tool:1", command: [tool], args: [spin]}]
+`)
+const orchletConfig = join(dir, 'orchlet.yaml')
+writeFileSync(orchletConfig, `apiVersion: orchlet.config.orch.io/v1beta1
+kind: OrchletConfiguration
+port: 0
+readOnlyPort: 0
+healthzPort: 0
+staticPodPath: ${manifests}
+fileCheckFrequency: 1s
+`)
+const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE, '--orchlet-config', orchletConfig])
 t.teardown(async () => { await orch.stop(); rmSync(dir, { recursive: true, force: true }) })
 
 function kubectl (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -98,4 +118,18 @@ t.test('deleting a running pod stops it and removes it', async t => {
   const del = await kubectl('delete', 'pod', 'spinner', '--wait=true', '--timeout=30s')
   t.equal(del.code, 0, del.stderr)
   t.equal((await kubectl('get', 'pod', 'spinner')).code, 1, 'the pod is gone')
+})
+
+t.test('a static pod gets a mirror pod in the API server carrying its status', async t => {
+  const name = `static-web-${NODE}`
+  const mirror = await until('the mirror pod to be Running', async () => {
+    const r = await kubectl('get', 'pod', name, '-o', 'json')
+    if (r.code !== 0) return undefined
+    const p = JSON.parse(r.stdout)
+    return p.status?.phase === 'Running' ? p : undefined
+  })
+  t.type(mirror.metadata.annotations['orch.io/config.mirror'], 'string')
+  t.equal(mirror.spec.nodeName, NODE)
+  const table = await kubectl('get', 'pod', name, '--no-headers')
+  t.match(table.stdout, new RegExp(`^${name}\\s+1/1\\s+Running\\s+0`), 'kubectl shows READY, STATUS and RESTARTS')
 })

@@ -27,7 +27,7 @@ async function setup (t: Test, endpoint: string): Promise<{ pods: PodManager; ru
     cfsPeriodUs: 100_000,
     backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
     now: Date.now,
-    logger: { info () {}, warn (o: object, m?: string) { console.error(m, JSON.stringify(o)) } },
+    logger: { info () {}, warn () {} },
     relistMs: 100
   })
   t.teardown(async () => { await pods.stopAll(); await runtime.close(); rmSync(root, { recursive: true, force: true }) })
@@ -75,6 +75,18 @@ if (!env.ok) {
     t.match(term.containerID, /^containerd:\/\/[0-9a-f]+$/)
     const log = readFileSync(pods.view.containerLogPath('default', 'exits', 'main', false)!, 'utf8')
     t.match(log, /stdout F hello from busybox/)
+  })
+
+  t.test('an exec liveness probe restarts a container whose check starts failing', async t => {
+    const { pods } = await setup(t, endpoint)
+    const p = busybox('probed', 'touch /healthy; sleep 2; rm /healthy; sleep 3600', 'Always')
+    p.spec.containers[0]!.livenessProbe = { exec: { command: ['cat', '/healthy'] }, periodSeconds: 1, failureThreshold: 1 }
+    p.spec.containers[0]!.readinessProbe = { exec: { command: ['true'] }, periodSeconds: 1 }
+    pods.sink.set('file', [p])
+    const ready = await until(pods, p, s => s.containerStatuses?.[0]?.ready === true)
+    t.equal(ready.containerStatuses![0]!.restartCount, 0, 'ready through an exec readiness probe')
+    const restarted = await until(pods, p, s => (s.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 30_000)
+    t.ok(restarted.containerStatuses![0]!.lastState.terminated, 'the killed attempt is the last state')
   })
 
   t.test('removes the sandbox and containers of a deleted pod from containerd', async t => {

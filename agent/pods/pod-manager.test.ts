@@ -174,3 +174,28 @@ t.test('waits with ErrImageNeverPull when the image is absent and the policy is 
   const s = await until(pods, p, s => s.containerStatuses?.[0]?.state.waiting?.reason === 'ErrImageNeverPull')
   t.match(s.containerStatuses![0]!.state.waiting!.message!, /not present with pull policy of Never/)
 })
+
+t.test('a readiness probe gates the Ready condition', async t => {
+  const { pods } = await setup(t)
+  let code = 500
+  const { createServer } = await import('node:http')
+  const server = createServer((_req, res) => { res.writeHead(code); res.end() })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => server.close())
+  const port = (server.address() as { port: number }).port
+  const p = pod('ready', [{ ...tool('main', 'spin'), readinessProbe: { httpGet: { port }, periodSeconds: 1 } }])
+  pods.sink.set('file', [p])
+  const notReady = await until(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.equal(notReady.conditions!.find(c => c.type === 'Ready')?.status, 'False')
+  code = 200
+  const ready = await until(pods, p, s => s.conditions!.find(c => c.type === 'Ready')?.status === 'True')
+  t.equal(ready.containerStatuses![0]!.ready, true)
+})
+
+t.test('a failing liveness probe restarts the container', async t => {
+  const { pods } = await setup(t)
+  const p = pod('live', [{ ...tool('main', 'spin'), livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 1 } }])
+  pods.sink.set('file', [p])
+  const st = await until(pods, p, s => (s.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 15_000)
+  t.ok(st.containerStatuses![0]!.lastState.terminated, 'the killed attempt is the last state')
+})
