@@ -58,14 +58,27 @@ function time(n: number, fn: () => void): number[] {
 
 const sb = await createSandbox({ deadlineMs: 5000 })
 
-// Sandboxed: one crossing per rule evaluation.
+// Sandboxed: one crossing per rule evaluation, compiled to JavaScript (the default). "same object": the
+// variables equal the previous call's, so the guest reuses their converted values (several rules or
+// policies over one request); "fresh object": every call differs from the previous one (two objects
+// alternate), so `self` crosses and is converted each time. "interpreted": the metered interpreter.
 const sandboxed: Record<string, ReturnType<typeof stats>> = {}
+const sandboxedFresh: Record<string, ReturnType<typeof stats>> = {}
+const interpreted: Record<string, ReturnType<typeof stats>> = {}
+const self2 = { ...self, maxReplicas: 6 }
+const oldSelf2 = { ...oldSelf, maxReplicas: 6 }
 for (const [name, rule] of Object.entries(rules)) {
   const env = { variables: { self: { schema }, ...(rule.includes('oldSelf') ? { oldSelf: { schema } } : {}) } }
   const p = sb.compile(rule, env)
+  if (!p.compiled) throw new Error(`rule ${name} did not compile to JavaScript`)
+  const pi = sb.compile(rule, env, { interpret: true })
   const vars = rule.includes('oldSelf') ? { self, oldSelf } : { self }
-  if (p.evaluate(vars).value !== true) throw new Error(`rule ${name} is not true on the sample`)
+  const vars2 = rule.includes('oldSelf') ? { self: self2, oldSelf: oldSelf2 } : { self: self2 }
+  if (p.evaluate(vars).value !== true || p.evaluate(vars2).value !== true) throw new Error(`rule ${name} is not true on the sample`)
   sandboxed[name] = stats(time(iterations, () => p.evaluate(vars)))
+  let flip = false
+  sandboxedFresh[name] = stats(time(iterations, () => p.evaluate((flip = !flip) ? vars : vars2)))
+  interpreted[name] = stats(time(iterations, () => pi.evaluate(vars)))
 }
 
 // Sandboxed batch: all rules of one object in one crossing (what CRD validation does).
@@ -89,6 +102,28 @@ for (const [name, rule] of Object.entries(rules)) {
   v8[name] = stats(time(iterations * 5, () => program(ctx)))
 }
 
+// Metered throughput: cost units per second on a nested quantifier (about 320,000 units per call), and
+// the time a runaway expression takes to exhaust the 1,000,000 per-call budget.
+const lst = Array.from({ length: 200 }, (_, i) => i)
+const heavy = 'lst.all(x, lst.all(y, x * y >= 0))'
+const throughput: Record<string, { costPerCall: number; ms: number; unitsPerSecond: number }> = {}
+for (const interpret of [false, true]) {
+  const p = sb.compile(heavy, { variables: { lst: { type: 'list<int>' } } }, { interpret })
+  const cost = p.evaluate({ lst }).cost
+  const samples = time(5, () => p.evaluate({ lst }))
+  const ms = [...samples].sort((a, b) => a - b)[2]
+  throughput[interpret ? 'interpreted' : 'compiled'] = { costPerCall: cost, ms: Math.round(ms * 10) / 10, unitsPerSecond: Math.round(cost / (ms / 1000)) }
+}
+const runaway = sb.compile('lst.all(x, lst.all(y, lst.all(z, x + y + z >= 0)))', { variables: { lst: { type: 'list<int>' } } })
+const r0 = performance.now()
+let runawayEnd = ''
+try {
+  runaway.evaluate({ lst })
+} catch (err) {
+  runawayEnd = (err as { code?: string }).code ?? String(err)
+}
+const budgetExhaustion = { code: runawayEnd, ms: Math.round(performance.now() - r0) }
+
 // One crossing: a no-op guest call carrying a ~750-byte argument.
 const payload = { ids: [], pad: 'x'.repeat(730) }
 const crossing = stats(time(iterations * 2, () => sb.guest.call('release', payload)))
@@ -102,15 +137,22 @@ sb.dispose()
 const ratio: Record<string, number> = {}
 // p50 over p50: the means are dominated by pauses on a shared machine.
 for (const name of Object.keys(rules)) ratio[name] = Math.round(sandboxed[name].p50Us / Math.max(v8[name].p50Us, 0.1))
+const freshRatio: Record<string, number> = {}
+for (const name of Object.keys(rules)) freshRatio[name] = Math.round(sandboxedFresh[name].p50Us / Math.max(v8[name].p50Us, 0.1))
 
 const result = {
   benchmark: 'sandbox-eval',
   node: process.version,
   iterations,
   sandboxedPerRule: sandboxed,
+  sandboxedPerRuleFreshObject: sandboxedFresh,
+  sandboxedPerRuleInterpreted: interpreted,
   sandboxedBatchAllRules: { ...batch, rulesPerObject: Object.keys(rules).length },
   plainV8: v8,
   sandboxOverV8P50Ratio: ratio,
+  sandboxFreshObjectOverV8P50Ratio: freshRatio,
+  meteredThroughput: throughput,
+  perCallBudgetExhaustion: budgetExhaustion,
   crossing,
   sandboxCreateMs: createMs,
 }

@@ -1,15 +1,7 @@
 #!/usr/bin/env node
-// Entry of the `orchlet` command: the build in dist/ (made by `npm ci` through `prepare`), else the TypeScript source through tsx.
+// Entry of the `orchlet` command.
 
-import { existsSync } from 'node:fs'
+import { loadCli } from './entry.js'
 
-const built = new URL('../dist/agent/cli/main.js', import.meta.url)
-let cli
-if (existsSync(built)) {
-  cli = await import(built.href)
-} else {
-  const { register } = await import('tsx/esm/api')
-  register()
-  cli = await import(new URL('../agent/cli/main.ts', import.meta.url).href)
-}
+const cli = await loadCli('agent/cli/main')
 await cli.cli()
