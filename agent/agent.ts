@@ -37,6 +37,11 @@ export interface RunningAgent {
   readonly pods: PodManager
   readonly wasm: WasmRuntime
   ports(): { port?: number; readOnlyPort?: number; healthzPort?: number }
+  /**
+   * For --runonce: resolves once every local pod is running or has finished (or `timeoutMs` passed),
+   * with one line per pod and whether all of them started.
+   */
+  podsStarted (timeoutMs: number): Promise<{ ok: boolean; lines: string[] }>
   /** Stops the agent. Pods keep running in CRI runtimes (as with the kubelet); in-process WebAssembly pods end. */
   stop (opts?: { stopPods?: boolean }): Promise<void>
 }
@@ -165,7 +170,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   await server.start()
   const ports = server.ports()
 
-  if (client) {
+  if (client && !config.runOnce) {
     const reserved = { orchReserved: config.orchReserved, systemReserved: config.systemReserved, evictionHardMemoryBytes: evictionMemoryBytes(config, facts.memoryBytes) }
     node = createNodeManager({
       client,
@@ -202,6 +207,24 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     pods,
     wasm,
     ports: () => ports,
+    async podsStarted (timeoutMs) {
+      for (const s of sources) await s.refresh()
+      const deadline = now() + timeoutMs
+      const started = (): boolean => [...pods.workers().values()].every(w => {
+        const st = w.status()
+        return st !== undefined && (st.phase === 'Succeeded' || st.phase === 'Failed' || (st.containerStatuses ?? []).every(c => c.state.running !== undefined))
+      })
+      while (!started() && now() < deadline) await new Promise(resolve => setTimeout(resolve, 100))
+      const lines = [...pods.workers().values()].map(w => {
+        const st = w.status()
+        const m = w.pod().metadata
+        const waiting = st?.containerStatuses?.map(c => c.state.waiting).find(w => w?.reason !== undefined && w.reason !== 'ContainerCreating')
+        const why = st?.message ?? (waiting ? `${waiting.reason}: ${waiting.message ?? ''}` : '')
+        return `${m.namespace}/${m.name}: ${st?.phase ?? 'Pending'}${why ? ` (${why})` : ''}`
+      })
+      const ok = started() && [...pods.workers().values()].every(w => w.status()?.phase !== 'Failed')
+      return { ok, lines }
+    },
     async stop (opts = {}) {
       for (const s of sources) s.stop()
       imports.stop()

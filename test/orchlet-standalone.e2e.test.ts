@@ -30,7 +30,7 @@ spec:
 const manifest = join(manifests, 'web.yaml')
 writeFileSync(manifest, pod(['spin']))
 
-const child = spawn(process.execPath, ['bin/orchlet.js',
+const child = spawn(process.execPath, ['--import', 'tsx', 'agent/cli/main.ts',
   '--pod-manifest-path', manifests, '--root-dir', join(root, 'state'), '--cert-dir', join(root, 'pki'),
   '--port', '0', '--read-only-port', '0', '--healthz-port', '0', '--file-check-frequency', '1s',
   '--hostname-override', 'edge-1', '--container-runtime-endpoint', `unix://${join(root, 'no-runtime.sock')}`

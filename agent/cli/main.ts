@@ -31,6 +31,13 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     if (asked('version')) { io.stdout(`${versionLine(packageJsonPath())}\n`); return 0 }
     const config = await loadOrchletConfig(argv, env, { logger })
     const agent = await runAgent(config, { logger })
+    if (config.runOnce) {
+      // --runonce: start the local pods, report how each one started, and exit.
+      const result = await agent.podsStarted(config.runtimeRequestTimeout)
+      for (const line of result.lines) io.stdout(`${line}\n`)
+      await agent.stop({ stopPods: true })
+      return result.ok ? 0 : 1
+    }
     const stop = (): void => {
       agent.stop().then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
     }
