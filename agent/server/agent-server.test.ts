@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createServer, type IncomingMessage } from 'node:http'
@@ -93,7 +93,7 @@ async function start (t: Test, opts: { anonymous: boolean; clientCa?: string; ap
     logger
   })
   await server.start()
-  t.teardown(async () => { await server.close(); await client?.close() })
+  t.teardown(async () => { await server.close(); await client?.close(); rmSync(dir, { recursive: true, force: true }) })
   return { port: server.ports().port!, ports: server.ports(), ca: tls.cert.toString() }
 }
 
