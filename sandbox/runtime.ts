@@ -35,6 +35,8 @@ export interface RuntimeLimits {
 export interface GuestRuntime {
   /** Calls `__orch[fn](JSON.stringify(request))` in the guest and parses the JSON answer. */
   call<T>(fn: string, request: unknown, deadlineMs?: number): T
+  /** The same with the request already serialized (callers that splice pre-serialized parts). */
+  callJson<T>(fn: string, json: string, deadlineMs?: number): T
   /** Bytes of WebAssembly memory currently reserved by the guest. */
   memoryBytes(): number
   dispose(): void
@@ -76,15 +78,13 @@ export async function createGuestRuntime(limits: RuntimeLimits, host: HostFuncti
   let alive = true
 
   function call<T>(fn: string, request: unknown, deadlineMs = limits.deadlineMs): T {
+    return callJson<T>(fn, toJson(request), deadlineMs)
+  }
+
+  function callJson<T>(fn: string, json: string, deadlineMs = limits.deadlineMs): T {
     if (!alive) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'sandbox is disposed')
     let handle = fns.get(fn)
     if (!handle) fns.set(fn, (handle = ctx.getProp(api, fn)))
-    let json: string
-    try {
-      json = JSON.stringify(request)
-    } catch (err) {
-      throw new SandboxError('SANDBOX_ERR_INPUT', `variables are not JSON-serializable: ${(err as Error).message}`)
-    }
     // Copying the request into the guest heap must not be what exhausts it: an allocation that fails
     // there traps the WebAssembly instance instead of raising a guest error.
     if (json.length * 3 > limits.memoryBytes / 2) {
@@ -111,6 +111,7 @@ export async function createGuestRuntime(limits: RuntimeLimits, host: HostFuncti
 
   return {
     call,
+    callJson,
     memoryBytes: () => memory.buffer.byteLength,
     dispose() {
       if (!alive) return
@@ -120,6 +121,15 @@ export async function createGuestRuntime(limits: RuntimeLimits, host: HostFuncti
       ctx.dispose()
       rt.dispose()
     },
+  }
+}
+
+/** JSON text of a request or of variables; what cannot be serialized is an input error. */
+export function toJson(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch (err) {
+    throw new SandboxError('SANDBOX_ERR_INPUT', `variables are not JSON-serializable: ${(err as Error).message}`)
   }
 }
 

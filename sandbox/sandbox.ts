@@ -2,7 +2,7 @@
 
 import type { StructuralSchema, SchemaDefinitions } from '../apiserver/schema/types.js'
 import { SandboxError, positionOf, type SandboxErrorCode } from './errors.js'
-import { createGuestRuntime, type GuestRuntime } from './runtime.js'
+import { createGuestRuntime, toJson, type GuestRuntime } from './runtime.js'
 import { decodeValue, type TaggedValue } from './values.js'
 
 export interface SandboxLimits {
@@ -55,6 +55,8 @@ export interface CelEnvironment {
   authorizer?: boolean
   /** Optional values (`?.`, `optional.of`); on by default as in Kubernetes >= 1.29. */
   optionals?: boolean
+  /** Homogeneous aggregate literals (Kubernetes' setting, default true); false accepts `[1, 2u, 2.0]`. */
+  homogeneousLiterals?: boolean
 }
 
 export interface CostRange {
@@ -75,6 +77,8 @@ export interface Program {
   readonly type: string
   /** Static worst-case cost estimate. */
   readonly estimatedCost: CostRange
+  /** Whether the program runs as compiled JavaScript (else on the metered interpreter). */
+  readonly compiled: boolean
   /** Evaluates with the given variables (plain JSON values); throws SandboxError. */
   evaluate(variables?: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
   release(): void
@@ -85,6 +89,8 @@ export interface CompileOptions {
   unknownStringSize?: CostRange
   /** Reject with CEL_ERR_COST_ESTIMATE when the estimated worst case is above this (e.g. 10,000,000). */
   maxEstimatedCost?: number
+  /** Run on the metered interpreter instead of the compiled JavaScript (for comparisons and tests). */
+  interpret?: boolean
 }
 
 export interface Sandbox {
@@ -102,7 +108,7 @@ interface GuestError {
   offset?: number
   cost?: number
 }
-type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange } | GuestError
+type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean } | GuestError
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
 
 export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox> {
@@ -117,6 +123,22 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   const now = limits.now ?? (() => performance.now())
   const guest = await createGuestRuntime(resolved, { authorize: limits.authorize as (r: unknown) => unknown }, now)
 
+  // Variables identical (as JSON) to the previous call's are not sent again: the guest reuses the values it
+  // converted for them (per environment) while the generation stays the same. CEL never mutates them.
+  let lastVarsJson: string | undefined
+  let varsGen = 0
+  function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
+    const vj = toJson(variables)
+    if (vj === lastVarsJson) {
+      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit}}`, deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+    } else {
+      lastVarsJson = vj
+      varsGen++
+    }
+    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj}}`, deadlineMs)
+  }
+
   function compile(expression: string, environment: CelEnvironment = { variables: {} }, options: CompileOptions = {}): Program {
     if (typeof expression !== 'string') throw new SandboxError('CEL_ERR_COMPILE', 'expression must be a string')
     if (expression.length > resolved.maxExpressionLength) {
@@ -126,7 +148,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
     if (deep !== undefined) {
       throw new SandboxError('CEL_ERR_COMPILE', `expression nesting exceeds ${resolved.maxNesting} levels`, { position: positionOf(expression, deep) })
     }
-    const r = guest.call<GuestCompile>('compile', { env: environment, expr: expression, estimator: { unknownString: options.unknownStringSize } })
+    const r = guest.call<GuestCompile>('compile', { env: environment, expr: expression, estimator: { unknownString: options.unknownStringSize }, interpret: options.interpret })
     if (!r.ok) throw guestError(r, expression)
     if (options.maxEstimatedCost !== undefined && r.estimate.max > options.maxEstimatedCost) {
       guest.call('release', { ids: [r.id] })
@@ -137,9 +159,10 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       expression,
       type: r.type,
       estimatedCost: r.estimate,
+      compiled: r.compiled,
       evaluate(variables = {}, opts = {}) {
         if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-        const out = guest.call<GuestEval>('evaluate', { id: r.id, vars: variables, limit: opts.costLimit ?? resolved.perCallCost }, opts.deadlineMs)
+        const out = evaluateInGuest(r.id, variables, opts.costLimit ?? resolved.perCallCost, opts.deadlineMs)
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },

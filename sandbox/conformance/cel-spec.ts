@@ -129,7 +129,8 @@ export function taggedEqual(a: TaggedValue, b: TaggedValue): boolean {
   }
 }
 
-function runTest(sb: Sandbox, test: TextMessage): 'pass' | string {
+/** The expression, declarations and bindings of one test; throws NotApplicable for what Kubernetes lacks. */
+function prepare(test: TextMessage): { expr: string; env: CelEnvironment; vars: Record<string, unknown> } {
   const expr = utf8(first<string>(test, 'expr') ?? '')
   if (first(test, 'container') || /TestAllTypes|google\.protobuf\.[A-Z]|\.proto[23]\b|NestedEnum|GlobalEnum/.test(expr)) throw new NotApplicable('protobuf messages')
   if (test.unknown || test.any_unknowns) throw new NotApplicable('unknowns')
@@ -149,6 +150,11 @@ function runTest(sb: Sandbox, test: TextMessage): 'pass' | string {
     vars[name] = { '@cel': toTagged(v) }
     env.variables[name] ??= { type: 'dyn' }
   }
+  return { expr, env, vars }
+}
+
+function runTest(sb: Sandbox, test: TextMessage): 'pass' | string {
+  const { expr, env, vars } = prepare(test)
   const expected = first<TextMessage>(test, 'value') ?? first<TextMessage>(first<TextMessage>(test, 'typed_result'), 'result')
   const wantError = Boolean(test.eval_error || test.any_eval_errors)
   const want: TaggedValue | undefined = expected ? toTagged(expected) : wantError ? undefined : { t: 'bool', v: true }
@@ -167,6 +173,22 @@ function runTest(sb: Sandbox, test: TextMessage): 'pass' | string {
   }
   if (wantError) return `expected an error, got ${JSON.stringify(got)}`
   return taggedEqual(got, want!) ? 'pass' : `got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`
+}
+
+/** Every applicable test of a file as {name, expr, env, vars} (for comparing evaluation strategies). */
+export function conformanceInputs(file: string): { name: string; expr: string; env: CelEnvironment; vars: Record<string, unknown> }[] {
+  const doc = parseTextproto(readFileSync(resolve(conformanceDir(), 'cel-spec/testdata', `${file}.textproto`), 'latin1'))
+  const out = []
+  for (const section of (doc.section ?? []) as TextMessage[]) {
+    for (const test of (section.test ?? []) as TextMessage[]) {
+      try {
+        out.push({ name: `${file}/${utf8(first<string>(test, 'name') ?? '')}`, ...prepare(test) })
+      } catch (err) {
+        if (!(err instanceof NotApplicable)) throw err
+      }
+    }
+  }
+  return out
 }
 
 export function runConformanceFile(sb: Sandbox, file: string): FileResult {

@@ -23,8 +23,8 @@ export function runCostCases(sb: Sandbox): CostOutcome[] {
   return file.cases.map((c) => {
     const test = c.source.split(':: ')[1] ?? 'unknown'
     try {
-      // The upstream test estimator sizes every string of unknown size at 0..12.
-      const p = sb.compile(c.expr, { variables: {} }, { unknownStringSize: { min: 0, max: 12 } })
+      // The upstream cost tests use a plain environment (no homogeneous literals), and their estimator sizes every string of unknown size at 0..12.
+      const p = sb.compile(c.expr, { variables: {}, homogeneousLiterals: false }, { unknownStringSize: { min: 0, max: 12 } })
       const estimateOk = p.estimatedCost.min === c.estimatedCost.min && p.estimatedCost.max === c.estimatedCost.max
       let runtime: number | string
       try {

@@ -6,8 +6,37 @@
 // We reproduce that by wrapping the library evaluator's `run` (called once per AST node) and keeping a
 // stack of the values the nodes produced, as cel-go's cost tracker does.
 
+import { Duration } from 'cel-lib/functions.js'
+
 export const STRING_FACTOR = 0.1
 export const REGEX_FACTOR = 0.25
+
+const MAX_INT = 9223372036854775807n
+const MIN_INT = -9223372036854775808n
+const MIN_TIME_MS = -62135596800000 // 0001-01-01T00:00:00Z
+const MAX_TIME_MS = 253402300799999 // 9999-12-31T23:59:59.999Z
+
+const rangeError = (msg) => Object.assign(new Error(msg), { celEval: true })
+
+/**
+ * CEL's value ranges, checked on every node's result (the base library lets some operations leave
+ * them: negating the minimum int, int(double) at the edge, duration and timestamp arithmetic).
+ */
+export function checkRange(v) {
+  if (typeof v === 'bigint') {
+    if (v > MAX_INT || v < MIN_INT) throw rangeError('integer overflow')
+  } else if (typeof v === 'object' && v !== null) {
+    if (v instanceof Date) {
+      const t = v.getTime()
+      if (!(t >= MIN_TIME_MS && t <= MAX_TIME_MS)) throw rangeError('timestamp out of range')
+    } else if (v instanceof Duration) {
+      // cel-go durations are Go's time.Duration: int64 nanoseconds (about ±292 years)
+      const ns = v.seconds * 1000000000n + BigInt(v.nanos)
+      if (ns > MAX_INT || ns < MIN_INT) throw rangeError('duration out of range')
+    }
+  }
+  return v
+}
 
 export class CostLimitError extends Error {
   constructor() {
@@ -55,7 +84,7 @@ export function callCost(name, a, result) {
     case 'in':
       return Array.isArray(a[1]) ? actualSize(a[1]) : 1
     case 'contains':
-      if (Array.isArray(a[1])) return actualSize(a[1]) * actualSize(a[2])
+      if (Array.isArray(a[1])) return 1 + actualSize(a[1]) * actualSize(a[2])
       if (typeof a[0] !== 'string') return 1
       return ceil(actualSize(a[0]) * STRING_FACTOR) * ceil(actualSize(a[1]) * STRING_FACTOR)
     case 'startsWith':
@@ -85,16 +114,20 @@ export function callCost(name, a, result) {
     case 'quantity':
     case 'isQuantity':
       return ceil(actualSize(a[0]) * STRING_FACTOR)
+    case 'quote':
+    case 'escapeKey':
+      // namespaced: a[0] is the namespace constant
+      return ceil(actualSize(a[1]) * STRING_FACTOR)
     case 'replace':
     case 'split':
       return ceil(actualSize(a[0]) * 2 * STRING_FACTOR)
     case 'join':
       return ceil(actualSize(result) * 2 * STRING_FACTOR)
-    // sets.*: the `sets` namespace identifier already costs 1, cel-go's fixed call cost
+    // sets.*: cel-go's call cost 1 plus the pairwise comparisons
     case 'intersects':
-      return actualSize(a[1]) * actualSize(a[2])
+      return 1 + actualSize(a[1]) * actualSize(a[2])
     case 'equivalent':
-      return 2 * actualSize(a[1]) * actualSize(a[2])
+      return 1 + 2 * actualSize(a[1]) * actualSize(a[2])
     case 'check':
       return 350000
     default:
@@ -108,7 +141,7 @@ export function traversalCost(v) {
 }
 
 /** Calls whose cost never depends on their arguments (cel-go's default of 1). */
-const FIXED_ONE = new Set(['size', 'int', 'uint', 'double', 'duration', 'timestamp', 'dyn', 'type', 'charAt', 'getHours', 'getMinutes', 'getSeconds', 'getFullYear', 'getMonth', 'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getMilliseconds', 'hasValue', 'value', 'orValue', 'or', 'of', 'none'])
+export const FIXED_ONE = new Set(['size', 'int', 'uint', 'double', 'duration', 'timestamp', 'dyn', 'type', 'charAt', 'getHours', 'getMinutes', 'getSeconds', 'getFullYear', 'getMonth', 'getDate', 'getDayOfMonth', 'getDayOfWeek', 'getDayOfYear', 'getMilliseconds', 'hasValue', 'value', 'orValue', 'or', 'of', 'none'])
 
 const BINARY = new Set(['==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', 'in'])
 
@@ -151,7 +184,7 @@ export function installMeter(proto, meter) {
     }
     const h = stack.length
     const comp = ast.__alt
-    const res = comp ? runComprehension(this, run, ast, comp, ctx, meter, h) : run.call(this, ast, ctx)
+    const res = checkRange(comp ? runComprehension(this, run, ast, comp, ctx, meter, h) : run.call(this, ast, ctx))
     const c = comp ? 0 : nodeCost(ast, op, stack, h, res)
     stack.length = h
     stack.push(ast, res)
@@ -166,6 +199,8 @@ export function installMeter(proto, meter) {
 function nodeCost(ast, op, stack, h, res) {
   switch (op) {
     case 'id':
+      // namespace constants (sets, strings, jsonpatch) are resolved at check time in cel-go: free
+      return res?.constructor?.celNamespace ? 0 : 1
     case '.':
     case '.?':
     case '[]':
@@ -214,6 +249,7 @@ function nodeCost(ast, op, stack, h, res) {
  * root's own cost is added here, from the values its children left on the stack.
  */
 export function finishRoot(ast, value, meter) {
+  checkRange(value)
   const comp = ast.__alt
   const c = comp ? comprehensionCost(comp.args, meter, 0) : nodeCost(ast, ast.op, meter.stack, 0, value)
   meter.cost += c
@@ -230,15 +266,24 @@ function hasSelectCost(arg) {
   return n
 }
 
-function runComprehension(ev, run, ast, comp, ctx, meter, h) {
-  const args = comp.args
+/** Marks a quantifier's step node so its hidden per-iteration cost is counted (see nodeCost '?:'). */
+function prepareComprehension(args) {
   const kind = (args.__kind ??= macroKind(args))
   const step = args.step
   if (kind === 'all') step.__iter = 3
   else if (kind === 'exists') step.__iter = 4
   step.__steps = 0
+}
+
+/** The library runs the root node without `run`: a root macro is prepared here, before evaluation. */
+export function beginRoot(ast) {
+  if (ast.__alt) prepareComprehension(ast.__alt.args)
+}
+
+function runComprehension(ev, run, ast, comp, ctx, meter, h) {
+  prepareComprehension(comp.args)
   const res = run.call(ev, ast, ctx)
-  meter.cost += comprehensionCost(args, meter, h)
+  meter.cost += comprehensionCost(comp.args, meter, h)
   if (meter.cost > meter.limit) throw new CostLimitError()
   return res
 }

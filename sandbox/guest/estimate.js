@@ -6,6 +6,7 @@
 // Unknown string sizes use `estimator.unknownString` ({min,max}), as cel-go's size estimator hook does.
 
 import { STRING_FACTOR, REGEX_FACTOR } from './cost.js'
+import { TWO_VAR_MACROS } from './twovar.js'
 
 const ceil = Math.ceil
 // cel-go saturates at MaxUint64; doubles keep the magnitude, which is all the limits compare against.
@@ -16,6 +17,9 @@ const add = (a, b) => ({ min: a.min + b.min, max: Math.min(a.max + b.max, CAP) }
 const mul = (n, c) => ({ min: n.min * c.min, max: Math.min(n.max * c.max, CAP) })
 const scale = (s, f) => ({ min: ceil(s.min * f), max: ceil(s.max * f) })
 const fixed = (n) => ({ min: n, max: n })
+
+/** Namespace constants of extension libraries: free to reference, as cel-go resolves them at check time. */
+export const NAMESPACES = new Set(['sets', 'strings', 'jsonpatch'])
 
 const kindOf = (t) => (!t ? 'dyn' : t.kind === 'primitive' ? t.type : t.kind)
 const typeKind = (node) => kindOf(node.checkedType)
@@ -50,6 +54,7 @@ export function estimateCost(ast, e, options) {
       case 'id': {
         for (let i = scopes.length - 1; i >= 0; i--) if (scopes[i].name === node.args) return { cost: ONE, ...scopes[i].shape }
         const v = e.vars[node.args]
+        if (!v && NAMESPACES.has(node.args)) return { cost: fixed(0) }
         if (v?.decl.schema) return { cost: ONE, ...shapeResult(e.types.shape(v.decl.schema)) }
         return { cost: ONE }
       }
@@ -109,6 +114,19 @@ export function estimateCost(ast, e, options) {
     }
   }
 
+  /** Two-variable comprehensions: per element, the filter and expression plus cel-go's loop overhead. */
+  function twoVar(node) {
+    const [, recvNode, args] = node.args
+    const range = visit(recvNode)
+    const n = sizeOf(range, recvNode)
+    scopes.push({ name: args[0].args, shape: {} }, { name: args[1].args, shape: shapeResult(range.elem) })
+    let step = fixed(4)
+    for (const a of args.slice(2)) step = add(step, visit(a).cost)
+    scopes.length -= 2
+    const name = node.args[0]
+    return { cost: add(add(range.cost, mul(n, step)), ONE), size: name === 'transformList' || name === 'transformMap' ? { min: 0, max: n.max } : undefined }
+  }
+
   function shapeResult(s) {
     if (!s) return {}
     return { size: { min: s.min, max: s.max }, elem: s.elem, fields: s.fields }
@@ -134,11 +152,74 @@ export function estimateCost(ast, e, options) {
     const isR = node.op === 'rcall'
     const name = node.args[0]
     if (name === 'has') return { cost: visit(node.args[1][0].args[0]).cost }
+    if (isR && TWO_VAR_MACROS.has(name) && node.args[2].length >= 3 && node.args[2][0].op === 'id') return twoVar(node)
     const argNodes = isR ? [node.args[1], ...node.args[2]] : node.args[1]
     const rs = argNodes.map(visit)
     let cost = fixed(0)
     for (const r of rs) cost = add(cost, r.cost)
-    return { cost: add(cost, callCost(name, rs, argNodes, node)) }
+    const size = resultSize(name, rs, argNodes)
+    return { cost: add(cost, callCost(name, rs, argNodes, node)), ...(size ? { size } : {}) }
+  }
+
+  /** Result sizes Kubernetes' and cel-go's estimators report for string-producing calls. */
+  function resultSize(name, rs, ns) {
+    const size = (i) => sizeOf(rs[i], ns[i])
+    switch (name) {
+      case 'lowerAscii':
+      case 'upperAscii':
+      case 'substring':
+      case 'trim':
+      case 'url':
+        return size(0)
+      case 'quote':
+        return { min: size(1).min + 2, max: Math.min(size(1).max * 2 + 2, CAP) }
+      case 'escapeKey':
+        return { min: size(1).min, max: Math.min(size(1).max * 2, CAP) }
+      case 'replace':
+        return ns.length >= 3 ? replaceSize(size(0), size(1), size(2)) : undefined
+      case 'split':
+        return { min: 0, max: ns.length > 2 && ns[2].op === 'value' ? Number(ns[2].args) : size(0).max }
+      case 'join':
+        return joinSize(rs, ns)
+      case 'find':
+      case 'findAll':
+        return { min: 0, max: size(0).max }
+      default:
+        return undefined
+    }
+  }
+
+  function joinSize(rs, ns) {
+    const list = sizeOf(rs[0], ns[0])
+    const el = rs[0].elem ?? unknownString
+    let sz = mul(list, el)
+    if (ns.length > 1) {
+      const sep = sizeOf(rs[1], ns[1])
+      sz = add(sz, mul(sep, { min: Math.max(list.min - 1, 0), max: Math.max(list.max - 1, 0) }))
+    }
+    return sz
+  }
+  /** Kubernetes' replace estimate: longest result from the most, shortest from the fewest replacements. */
+  function replaceSize(sz, from, to) {
+    let maxCount
+    let maxKept = 0
+    if (from.min === 0) {
+      maxCount = sz.max < CAP ? sz.max + 1 : sz.max
+      maxKept = sz.max
+    } else if (to.max <= from.min) {
+      maxCount = 0
+      maxKept = sz.max
+    } else maxCount = ceil(sz.max / from.min)
+    let minCount
+    let minKept = 0
+    if (from.max === 0) {
+      minCount = sz.min + 1
+      minKept = sz.min
+    } else if (from.max <= to.min) {
+      minCount = 0
+      minKept = sz.min
+    } else minCount = ceil(sz.min / from.max)
+    return add(mul({ min: minCount, max: maxCount }, to), { min: minKept, max: maxKept })
   }
 
   function elemCompareCost(r, n) {
@@ -159,9 +240,9 @@ export function estimateCost(ast, e, options) {
       case '<=':
       case '>':
       case '>=': {
-        const a = size(0)
-        const b = size(1)
-        return scale({ min: Math.min(a.min, b.min), max: Math.min(a.max, b.max) }, STRING_FACTOR)
+        // cel-go: the smaller maximum of both sizes, and at least 1 unless that maximum is 0
+        const smallestMax = Math.min(size(0).max, size(1).max)
+        return scale({ min: smallestMax > 0 ? 1 : 0, max: smallestMax }, STRING_FACTOR)
       }
       case '+': {
         const k = typeKind(ns[0])
@@ -170,7 +251,7 @@ export function estimateCost(ast, e, options) {
       case 'in':
         return typeKind(ns[1]) === 'list' ? size(1) : ONE
       case 'contains':
-        if (ns.length === 3) return mul(size(1), size(2))
+        if (ns.length === 3) return add(ONE, mul(size(1), size(2)))
         if (typeKind(ns[0]) !== 'string') return ONE
         return mul(scale(size(0), STRING_FACTOR), scale(size(1), STRING_FACTOR))
       case 'startsWith':
@@ -208,14 +289,16 @@ export function estimateCost(ast, e, options) {
       case 'replace':
       case 'split':
         return scale(size(0), 2 * STRING_FACTOR)
-      case 'join': {
-        const el = rs[0].elem ?? unknownString
-        return scale(mul(size(0), el), 2 * STRING_FACTOR)
-      }
+      case 'join':
+        return scale(joinSize(rs, ns), STRING_FACTOR)
+      case 'quote':
+      case 'escapeKey':
+        return scale(size(1), STRING_FACTOR)
+      // sets.*: cel-go's call cost 1 plus the pairwise comparisons
       case 'intersects':
-        return mul(size(1), size(2))
+        return add(ONE, mul(size(1), size(2)))
       case 'equivalent':
-        return mul(fixed(2), mul(size(1), size(2)))
+        return add(ONE, mul(fixed(2), mul(size(1), size(2))))
       case 'check':
         return fixed(350000)
       case 'bind':

@@ -5,6 +5,9 @@ import { Optional } from 'cel-lib/optional.js'
 import { toJsRegExp } from './regex.js'
 import { parseRequestURI } from './url.js'
 import { format } from './format.js'
+import { registerExtensions, registerOptionalMacros } from './k8s-ext.js'
+import { registerQuantity } from './quantity.js'
+import { registerTwoVarComprehensions } from './twovar.js'
 
 const fail = (msg) => {
   const e = new Error(msg)
@@ -40,6 +43,14 @@ function deepEqual(a, b) {
   if (ka.length !== kb.length) return false
   const get = (o, k) => (o instanceof Map ? o.get(k) : o[k])
   return ka.every((k) => (b instanceof Map ? b.has(k) : Object.prototype.hasOwnProperty.call(b, k)) && deepEqual(get(a, k), get(b, k)))
+}
+
+/** Lexicographic byte order for bytes (the base library has only == and +). */
+function registerBytesOrder(env) {
+  env.registerOperator('bytes < bytes', (a, b) => compare(a, b) < 0)
+  env.registerOperator('bytes <= bytes', (a, b) => compare(a, b) <= 0)
+  env.registerOperator('bytes > bytes', (a, b) => compare(a, b) > 0)
+  env.registerOperator('bytes >= bytes', (a, b) => compare(a, b) >= 0)
 }
 
 function registerLists(env) {
@@ -92,6 +103,7 @@ function registerRegex(env) {
     const m = toJsRegExp(re, '').exec(s)
     return m ? m[0] : ''
   })
+  env.registerFunction('matches(string, string): bool', (s, re) => toJsRegExp(re, '').test(s))
   env.registerFunction('string.findAll(string): list<string>', (s, re) => find(s, re, -1n))
   env.registerFunction('string.findAll(string, int): list<string>', (s, re, n) => find(s, re, n))
 }
@@ -259,13 +271,15 @@ function tolerant(env) {
 
 /** cel-go's ext.Sets: sets.contains, sets.equivalent, sets.intersects over lists (numeric equality across types). */
 function registerSets(env, baseEnv) {
-  class SetsNamespace {}
+  class SetsNamespace {
+    static celNamespace = true
+  }
   baseEnv.registerType('SetsNamespace', SetsNamespace)
   baseEnv.registerConstant('sets', 'SetsNamespace', new SetsNamespace())
   const has = (l, v) => l.some((x) => deepEqual(numeric(x), numeric(v)))
-  env.registerFunction('SetsNamespace.contains(list<A>, list<A>): bool', (_, a, b) => b.every((x) => has(a, x)))
-  env.registerFunction('SetsNamespace.equivalent(list<A>, list<A>): bool', (_, a, b) => b.every((x) => has(a, x)) && a.every((x) => has(b, x)))
-  env.registerFunction('SetsNamespace.intersects(list<A>, list<A>): bool', (_, a, b) => a.some((x) => has(b, x)))
+  env.registerFunction('SetsNamespace.contains(list, list): bool', (_, a, b) => b.every((x) => has(a, x)))
+  env.registerFunction('SetsNamespace.equivalent(list, list): bool', (_, a, b) => b.every((x) => has(a, x)) && a.every((x) => has(b, x)))
+  env.registerFunction('SetsNamespace.intersects(list, list): bool', (_, a, b) => a.some((x) => has(b, x)))
 }
 
 const numeric = (v) => (v instanceof UnsignedInt ? v.valueOf() : Array.isArray(v) ? v.map(numeric) : v)
@@ -274,11 +288,16 @@ export function registerKubernetesLibraries(baseEnv, { authorize } = {}) {
   const env = tolerant(baseEnv)
   registerSets(env, baseEnv)
   registerConversions(env)
+  registerBytesOrder(env)
   registerOptionals(env)
   registerLists(env)
   registerRegex(env)
   registerUrls(env)
   registerStrings(env)
+  registerExtensions(baseEnv, env)
+  registerQuantity(baseEnv, env)
+  registerOptionalMacros(baseEnv, Optional)
+  registerTwoVarComprehensions((sig, fn) => env.registerFunction(sig, fn))
   return { Authorizer: authorize ? registerAuthz(env, authorize) : undefined, deepEqual }
 }
 

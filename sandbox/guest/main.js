@@ -7,7 +7,7 @@
 
 import { Optional } from 'cel-lib/optional.js'
 import { Environment } from 'cel-lib/evaluator.js'
-import { installMeter, installCheckerHook, finishRoot, CostLimitError } from './cost.js'
+import { installMeter, installCheckerHook, beginRoot, finishRoot, CostLimitError } from './cost.js'
 import { TypeChecker } from 'cel-lib/type-checker.js'
 import { registerKubernetesLibraries, deepEqual } from './k8s-lib.js'
 import { createSchemaTypes } from './schema.js'
@@ -16,10 +16,14 @@ import { estimateCost } from './estimate.js'
 import { toJsRegExp } from './regex.js'
 import { wrapListOperators } from './listtypes.js'
 import { createValidator } from './validate.js'
+import { compileToJs } from './jit.js'
+import { overrideHandlers } from './overrides.js'
 
 const meter = { cost: 0, limit: Infinity, stack: [] }
 const environments = new Map()
 const programs = new Map()
+/** The converted variables of the host's current generation, per environment (see sandbox.ts). */
+let boundVars = { gen: -1, byEnv: new Map() }
 let nextId = 1
 
 /** Hooks metering into the library's Evaluator, which is reachable only as `this` of a function call. */
@@ -42,7 +46,7 @@ function environmentFor(spec) {
   const key = JSON.stringify(spec)
   let e = environments.get(key)
   if (e) return e
-  const env = new Environment({ enableOptionalTypes: spec.optionals !== false, homogeneousAggregateLiterals: true })
+  const env = new Environment({ enableOptionalTypes: spec.optionals !== false, homogeneousAggregateLiterals: spec.homogeneousLiterals !== false })
   const libs = registerKubernetesLibraries(env, { authorize: spec.authorizer ? hostAuthorize : undefined })
   const types = createSchemaTypes(env, spec.definitions ?? {}, `orch.T${environments.size}.Object`)
   const vars = {}
@@ -97,6 +101,7 @@ function compile(req) {
     return errorOut('CEL_ERR_TYPE_CHECK', checked.error)
   }
   wrapListOperators(parsed.ast)
+  overrideHandlers(parsed.ast)
   const badRegex = checkConstantRegexes(parsed.ast)
   if (badRegex) return errorOut('CEL_ERR_COMPILE', badRegex)
   let estimate
@@ -106,9 +111,21 @@ function compile(req) {
     rethrowIfFatal(err)
     estimate = { min: 0, max: 18446744073709551615 }
   }
+  // Compiled to one JavaScript function with inlined cost counters when the compiler covers the root;
+  // installed as the root node's evaluation, so the library still supplies its evaluator and context.
+  let jit
+  if (!req.interpret) {
+    try {
+      jit = compileToJs(parsed.ast, meter)
+    } catch (err) {
+      rethrowIfFatal(err)
+      jit = undefined
+    }
+    if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => jit(ev, ctx)
+  }
   const id = nextId++
-  programs.set(id, { parsed, e })
-  return { ok: true, id, type: checked.type, estimate }
+  programs.set(id, { parsed, e, compiled: Boolean(jit) })
+  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit) }
 }
 
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll'])
@@ -165,6 +182,11 @@ export function runProgram(p, ctx, limit) {
   meter.limit = limit ?? Infinity
   meter.stack.length = 0
   try {
+    if (p.compiled) {
+      const value = p.parsed(ctx)
+      return { ok: true, value, cost: meter.cost }
+    }
+    beginRoot(p.parsed.ast)
     const value = p.parsed(ctx)
     finishRoot(p.parsed.ast, value, meter)
     return { ok: true, value, cost: meter.cost }
@@ -182,11 +204,22 @@ function evaluate(req) {
   const p = programs.get(req.id)
   if (!p) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${req.id}` }
   let ctx
-  try {
-    ctx = bindVariables(p.e, req.vars)
-  } catch (err) {
-    rethrowIfFatal(err)
-    return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+  if (req.vars === undefined && req.gen !== undefined) {
+    // the host sent no variables: they equal those of generation `gen`, converted for this environment?
+    ctx = boundVars.gen === req.gen ? boundVars.byEnv.get(p.e) : undefined
+    if (!ctx) return { ok: false, code: 'SANDBOX_RETRY_WITH_VARS', message: 'variables not cached' }
+  } else {
+    try {
+      ctx = bindVariables(p.e, req.vars)
+    } catch (err) {
+      rethrowIfFatal(err)
+      return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+    }
+    if (req.gen !== undefined) {
+      // only one generation is kept, so at most one object's converted values stay alive per environment
+      if (boundVars.gen !== req.gen) boundVars = { gen: req.gen, byEnv: new Map() }
+      boundVars.byEnv.set(p.e, ctx)
+    }
   }
   const r = runProgram(p, ctx, req.limit)
   return r.ok ? { ok: true, value: encode(r.value), cost: r.cost } : r

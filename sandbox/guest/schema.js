@@ -119,56 +119,91 @@ export function createSchemaTypes(env, definitions = {}, prefix = 'orch.Object')
     return { apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } } }
   }
 
+  // One converter function per schema node, built once: the per-object work is then a table lookup per
+  // property (no schema resolution, name escaping or property merging per value).
+  const converters = new WeakMap()
+
   function convert(schema, v) {
-    if (v === null || v === undefined) return null
-    const s = resolve(schema)
-    if (s['x-orch-int-or-string']) return typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v
+    return converterFor(schema)(v)
+  }
+
+  function converterFor(schema) {
+    let c = converters.get(schema)
+    if (c) return c
+    let impl
+    c = (v) => (v === null || v === undefined ? null : impl(v))
+    converters.set(schema, c) // set before building: recursive $ref schemas reach themselves
+    impl = buildConverter(resolve(schema))
+    return c
+  }
+
+  function buildConverter(s) {
+    if (s['x-orch-int-or-string']) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v)
     switch (s.type) {
       case 'integer':
-        return typeof v === 'number' ? BigInt(Math.trunc(v)) : v
+        return (v) => (typeof v === 'number' ? BigInt(Math.trunc(v)) : v)
       case 'number':
-        return typeof v === 'number' ? v : v
+      case 'boolean':
+        return (v) => v
       case 'string':
-        if (typeof v !== 'string') return v
-        if (s.format === 'byte') return fromBase64(v)
-        if (s.format === 'date' || s.format === 'date-time' || s.format === 'datetime') {
-          const d = new Date(v)
-          return Number.isNaN(d.getTime()) ? v : d
-        }
-        if (s.format === 'duration') return parseGoDuration(v) ?? v
-        return v
+        return stringConverter(s)
       case 'array': {
-        if (!Array.isArray(v)) return v
-        const out = v.map((x) => convert(s.items ?? {}, x))
+        const item = converterFor(s.items ?? {})
         const lt = s['x-orch-list-type']
-        if (lt === 'set') return markList(out, 'set')
-        if (lt === 'map') return markList(out, 'map', (s['x-orch-list-map-keys'] ?? []).map((k) => escapeName(k) ?? k))
-        return out
+        const keys = lt === 'map' ? (s['x-orch-list-map-keys'] ?? []).map((k) => escapeName(k) ?? k) : undefined
+        return (v) => {
+          if (!Array.isArray(v)) return v
+          const out = new Array(v.length)
+          for (let i = 0; i < v.length; i++) out[i] = item(v[i])
+          return lt === 'set' || lt === 'map' ? markList(out, lt, keys) : out
+        }
       }
       case 'object':
-        return convertObject(s, v)
+        return objectConverter(s)
       default:
-        return dynFromJson(v)
+        return dynFromJson
     }
   }
 
-  function convertObject(s, v) {
-    if (typeof v !== 'object' || Array.isArray(v)) return v
+  function stringConverter(s) {
+    if (s.format === 'byte') return (v) => (typeof v === 'string' ? fromBase64(v) : v)
+    if (s.format === 'date' || s.format === 'date-time' || s.format === 'datetime') {
+      return (v) => {
+        if (typeof v !== 'string') return v
+        const d = new Date(v)
+        return Number.isNaN(d.getTime()) ? v : d
+      }
+    }
+    if (s.format === 'duration') return (v) => (typeof v === 'string' ? parseGoDuration(v) ?? v : v)
+    return (v) => v
+  }
+
+  function objectConverter(s) {
     const entry = named.get(s) ?? (typeOf(s), named.get(s))
     if (entry) {
-      const o = new entry.Ctor()
-      const props = { ...embeddedProps(s), ...(s.properties ?? {}) }
-      for (const k of Object.keys(v)) {
-        const p = props[k]
-        const f = p && escapeName(k)
-        if (f && v[k] !== null) o[f] = convert(p, v[k])
+      const table = new Map()
+      for (const [k, p] of Object.entries({ ...embeddedProps(s), ...(s.properties ?? {}) })) {
+        const f = escapeName(k)
+        if (f) table.set(k, [f, converterFor(p)])
       }
+      const Ctor = entry.Ctor
+      return (v) => {
+        if (typeof v !== 'object' || Array.isArray(v)) return v
+        const o = new Ctor()
+        for (const k of Object.keys(v)) {
+          const t = table.get(k)
+          if (t && v[k] !== null) o[t[0]] = t[1](v[k])
+        }
+        return o
+      }
+    }
+    const inner = s.additionalProperties && typeof s.additionalProperties === 'object' ? converterFor(s.additionalProperties) : dynFromJson
+    return (v) => {
+      if (typeof v !== 'object' || Array.isArray(v)) return v
+      const o = {}
+      for (const k of Object.keys(v)) o[k] = inner(v[k])
       return o
     }
-    const inner = s.additionalProperties && typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined
-    const o = {}
-    for (const k of Object.keys(v)) o[k] = inner ? convert(inner, v[k]) : dynFromJson(v[k])
-    return o
   }
 
   /** Size bounds: strings in characters, lists in items, maps in entries; `elem`/`fields` for children. */

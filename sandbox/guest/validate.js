@@ -29,7 +29,8 @@ export function createValidator({ compile, programs, runProgram, encode }) {
     function walk(schema, path, schemaPath, cardinality) {
       const s = resolve(schema)
       if (ancestors.has(s)) return ancestors.get(s)
-      const node = { schema: s, rules: [], props: undefined, items: undefined, additional: undefined }
+      // hasRules: whether this subtree holds any rule (true while unknown, so recursive links stay visited)
+      const node = { schema: s, rules: [], props: undefined, items: undefined, additional: undefined, hasRules: true }
       ancestors.set(s, node)
       ;(s['x-orch-validations'] ?? []).forEach((r, i) => {
         const at = `${schemaPath}.x-orch-validations[${i}]`
@@ -48,6 +49,8 @@ export function createValidator({ compile, programs, runProgram, encode }) {
         node.additional = walk(s.additionalProperties, `${path}[*]`, `${schemaPath}.additionalProperties`, cardinality * (s.maxProperties ?? req.limits.unboundedCardinality))
       }
       ancestors.delete(s)
+      const children = [...Object.values(node.props ?? {}), node.items, node.additional].filter(Boolean)
+      node.hasRules = node.rules.length > 0 || children.some((c) => c.hasRules)
       return node
     }
     const root = walk(req.schema, '', req.schemaPath ?? 'openAPIV3Schema', 1)
@@ -102,13 +105,24 @@ export function createValidator({ compile, programs, runProgram, encode }) {
   }
 
   function visit(node, value, old, hasOld, path, errors, budget) {
-    if (!node || value === undefined || value === null || budget.exhausted) return
+    if (!node || !node.hasRules || value === undefined || value === null || budget.exhausted) return
     const s = node.schema
     const converted = new Map()
     const valuesFor = (r) => {
       const types = r.program.e.types
       let v = converted.get(types)
-      if (!v) converted.set(types, (v = { self: types.convert(s, value), oldSelf: hasOld ? types.convert(s, old) : undefined }))
+      // oldSelf is converted only when a transition rule asks for it
+      if (!v) {
+        v = {
+          self: types.convert(s, value),
+          get oldSelf() {
+            const o = hasOld ? types.convert(s, old) : undefined
+            Object.defineProperty(this, 'oldSelf', { value: o })
+            return o
+          },
+        }
+        converted.set(types, v)
+      }
       return v
     }
     for (const r of node.rules) {
@@ -147,6 +161,7 @@ export function createValidator({ compile, programs, runProgram, encode }) {
     const res = runProgram(p, ctx, limit)
     budget.used += res.cost ?? 0
     budget.remaining -= res.cost ?? 0
+    if (res.ok && res.value === true) return
     const field = r.rule.fieldPath ? path + (r.rule.fieldPath.startsWith('.') || r.rule.fieldPath.startsWith('[') ? r.rule.fieldPath : '.' + r.rule.fieldPath) : path
     const f = field.replace(/^\./, '')
     if (!res.ok && res.code === 'CEL_ERR_COST_BUDGET') {
@@ -159,7 +174,6 @@ export function createValidator({ compile, programs, runProgram, encode }) {
       errors.push({ type: 'FieldValueInvalid', field: f, message: `Invalid value: "${typeName(s)}": ${r.rule.rule}: ${res.message}` })
       return
     }
-    if (res.value === true) return
     errors.push({ type: r.rule.reason ?? 'FieldValueInvalid', field: f, message: failureMessage(r, s, ctx, budget) })
   }
 

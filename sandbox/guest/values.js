@@ -3,10 +3,11 @@
 // Tagged form (also what the host decodes): {t:'int'|'uint', v:'<decimal>'}, {t:'double', v:number|'NaN'|
 // 'Infinity'|'-Infinity'}, {t:'string'|'bool', v}, {t:'null'}, {t:'bytes', v:<base64>}, {t:'list', v:[...]},
 // {t:'map', v:[[k, v], ...]}, {t:'timestamp', v:<RFC 3339>}, {t:'duration', v:'<seconds>s'}, {t:'type', v:name},
-// {t:'optional', v?}, {t:'object', type, v:{field: tagged}}.
+// {t:'optional', v?}, {t:'object', type, v:{field: tagged}} (a quantity: type kubernetes.Quantity, v.value its decimal text).
 
 import { UnsignedInt, Duration } from 'cel-lib/functions.js'
 import { Optional } from 'cel-lib/optional.js'
+import { Quantity } from './quantity.js'
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 
@@ -80,6 +81,7 @@ export function encode(v) {
     for (const k of Object.keys(v)) fields[k] = encode(v[k])
     return { t: 'object', type: v.constructor.name, v: fields }
   }
+  if (v instanceof Quantity) return { t: 'object', type: 'kubernetes.Quantity', v: { value: { t: 'string', v: v.toString() } } }
   if (typeof v.name === 'string' && v.constructor?.name === 'Type') return { t: 'type', v: v.name }
   return { t: 'type', v: String(v) }
 }
