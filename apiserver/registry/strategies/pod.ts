@@ -3,6 +3,7 @@
 import type { Strategy } from '../strategy.js'
 import { fieldPathValue, type FieldGetter } from '../selectors.js'
 import type { Obj } from '../object-meta.js'
+import { validatePodSpec, validatePodUpdate } from './pod-validation.js'
 
 const field = (path: string): FieldGetter => o => fieldPathValue(o, path)
 
@@ -49,6 +50,8 @@ export const podStrategy: Strategy = {
   prepareForUpdate (obj) {
     defaultContainers(obj.spec as Obj | undefined)
   },
+  validate: validatePodSpec,
+  validateUpdate: validatePodUpdate,
   gracePeriodSeconds (obj, opts) {
     const spec = (obj.spec ?? {}) as { nodeName?: string, terminationGracePeriodSeconds?: number }
     const phase = (obj.status as { phase?: string } | undefined)?.phase
