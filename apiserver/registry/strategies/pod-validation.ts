@@ -10,10 +10,10 @@ const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persiste
 
 function list (v: unknown): Obj[] { return Array.isArray(v) ? v.filter((x): x is Obj => x !== null && typeof x === 'object') : [] }
 
-function validateVolumes (spec: Obj, errs: FieldError[]): Set<string> {
+function validateVolumes (spec: Obj, base: string, errs: FieldError[]): Set<string> {
   const names = new Set<string>()
   list(spec.volumes).forEach((v, i) => {
-    const at = index('spec.volumes', i)
+    const at = index(`${base}.volumes`, i)
     const name = v.name
     if (typeof name !== 'string' || name === '') errs.push(required(child(at, 'name')))
     else {
@@ -67,19 +67,23 @@ function validateContainer (c: Obj, at: string, volumes: Set<string>, names: Set
   })
 }
 
-/** Kubernetes' ValidatePodSpec essentials, with its field paths and wording. */
-export function validatePodSpec (obj: Obj): FieldError[] {
-  const spec = (obj.spec ?? {}) as Obj
+/** Kubernetes' ValidatePodSpec essentials for the pod spec at `base` (e.g. `spec.template.spec`). */
+export function validatePodSpecAt (spec: Obj, base: string): FieldError[] {
   const errs: FieldError[] = []
-  const volumes = validateVolumes(spec, errs)
+  const volumes = validateVolumes(spec, base, errs)
   const names = new Set<string>()
-  list(spec.initContainers).forEach((c, i) => validateContainer(c, index('spec.initContainers', i), volumes, names, errs))
-  list(spec.containers).forEach((c, i) => validateContainer(c, index('spec.containers', i), volumes, names, errs))
+  list(spec.initContainers).forEach((c, i) => validateContainer(c, index(`${base}.initContainers`, i), volumes, names, errs))
+  list(spec.containers).forEach((c, i) => validateContainer(c, index(`${base}.containers`, i), volumes, names, errs))
   const deadline = spec.activeDeadlineSeconds
-  if (typeof deadline === 'number' && deadline <= 0) errs.push(invalid('spec.activeDeadlineSeconds', deadline, 'must be between 1 and 2147483647, inclusive'))
+  if (typeof deadline === 'number' && deadline <= 0) errs.push(invalid(`${base}.activeDeadlineSeconds`, deadline, 'must be between 1 and 2147483647, inclusive'))
   const grace = spec.terminationGracePeriodSeconds
-  if (typeof grace === 'number' && grace < 0) errs.push(invalid('spec.terminationGracePeriodSeconds', grace, 'must be greater than or equal to 0'))
+  if (typeof grace === 'number' && grace < 0) errs.push(invalid(`${base}.terminationGracePeriodSeconds`, grace, 'must be greater than or equal to 0'))
   return errs
+}
+
+/** A Pod's spec, with Kubernetes' field paths and wording. */
+export function validatePodSpec (obj: Obj): FieldError[] {
+  return validatePodSpecAt((obj.spec ?? {}) as Obj, 'spec')
 }
 
 const UPDATE_FORBIDDEN = 'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)'

@@ -5,6 +5,7 @@ import type { Store } from '../../storage/store.js'
 import type { FieldError } from '../../schema/types.js'
 import { invalid } from '../../errors/status-error.js'
 import type { Strategy } from '../strategy.js'
+import { validateServicePorts } from './workload-validation.js'
 import { parseJson, type Obj } from '../object-meta.js'
 
 export interface ServiceStrategyOptions {
@@ -110,6 +111,7 @@ export function createServiceStrategy (o: ServiceStrategyOptions): Strategy {
   }
 
   return {
+    validate: validateServicePorts,
     async prepareForCreate (obj, sc) { await allocate(obj, undefined, sc.ctx.dryRun) },
     async prepareForUpdate (obj, old, sc) { await allocate(obj, old, sc.ctx.dryRun) },
     afterDelete (obj) {

@@ -1,6 +1,7 @@
-// Strategies of kinds that add only field selectors: node, event, secret, namespace-independent kinds.
+// Small strategies: field selectors of node, event, secret; the workload and job rules of workload-validation.ts.
 
 import type { Strategy } from '../strategy.js'
+import { validateJob, validateReplicatedWorkload } from './workload-validation.js'
 import { fieldPathValue, type FieldGetter } from '../selectors.js'
 
 const field = (path: string): FieldGetter => o => fieldPathValue(o, path)
@@ -30,9 +31,16 @@ export const secretStrategy: Strategy = {
 }
 
 export const replicaSetStrategy: Strategy = {
-  fieldLabels: { 'status.replicas': field('status.replicas') }
+  fieldLabels: { 'status.replicas': field('status.replicas') },
+  validate: validateReplicatedWorkload
+}
+
+/** Deployment, StatefulSet and DaemonSet: the selector and template rules their controllers rely on. */
+export const workloadStrategy: Strategy = {
+  validate: validateReplicatedWorkload
 }
 
 export const jobStrategy: Strategy = {
-  fieldLabels: { 'status.successful': field('status.succeeded') }
+  fieldLabels: { 'status.successful': field('status.succeeded') },
+  validate: validateJob
 }
