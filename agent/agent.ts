@@ -8,6 +8,7 @@ import { createApiClient, type ApiClient } from './apiclient/client.js'
 import { loadKubeconfig } from './apiclient/kubeconfig.js'
 import { capacityReport, nodeAddresses, readMachineFacts } from './node/node-info.js'
 import { createNodeManager, type NodeManager } from './node/node-manager.js'
+import { createEventRecorder } from './events/recorder.js'
 import { createBackoff } from './pods/backoff.js'
 import { createPodManager, type PodManager } from './pods/pod-manager.js'
 import { createStatusManager } from './pods/status-manager.js'
@@ -118,6 +119,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   }
 
   const statusManager = client ? createStatusManager({ client, logger }) : undefined
+  // Without an API server (standalone) the recorder logs events instead of writing them. 0 selects client-go's defaults (5 qps, burst 10).
+  const recorder = createEventRecorder({ client, component: 'orchlet', host: nodeName, qps: config.eventRecordQPS > 0 ? config.eventRecordQPS : 5, burst: config.eventBurst > 0 ? config.eventBurst : 10, logger, now })
   const pods = createPodManager({
     nodeName,
     maxPods: config.maxPods,
@@ -132,7 +135,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     now,
     logger,
     relistMs: deps.relistMs ?? 1000,
-    statusManager
+    statusManager,
+    recorder
   })
 
   const sources: PodSourceRunner[] = []
@@ -193,7 +197,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
         return { ready: down === undefined, readyMessage: down ? `container runtime is down: ${down.message}` : '', memoryPressure: false, diskPressure: false, pidPressure: false }
       },
       now,
-      logger
+      logger,
+      recorder
     })
     await node.register()
     node.start()
@@ -232,6 +237,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       await server?.close()
       if (opts.stopPods === true) await pods.stopAll()
       await statusManager?.flush()
+      recorder.stop()
+      await recorder.flush()
       await client?.close()
       await cri?.close()
       await wasm.close()

@@ -14,6 +14,7 @@ import { createHealthEndpoints, type HealthCheck } from './endpoints/health.js'
 import { acceptsJson } from './endpoints/negotiate.js'
 import { createOpenAPIEndpoint, type OpenAPIBuilders } from './endpoints/openapi.js'
 import { parseRequestInfo } from './endpoints/request-info.js'
+import { createPodLogProxy } from './endpoints/pod-log.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
@@ -30,6 +31,8 @@ export interface ApiServerOptions {
   /** Non-watch requests answer 504 after this long (Kubernetes' default is 60 s). */
   requestTimeoutMs?: number
   maxWatchPendingBytes?: number
+  /** Connect timeout towards orchlets for pods/log (default 5 s). */
+  kubeletConnectTimeoutMs?: number
 }
 
 export interface ApiServer {
@@ -53,6 +56,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const watches = new Set<WatchStream>()
   let shuttingDown = false
   let server: Server | undefined
+  const podLogs = createPodLogProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, now })
 
   const unsubscribe = registry.onDefinitionsChanged(() => {
     discovery.invalidate()
@@ -84,7 +88,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       watches.add(stream)
       return () => watches.delete(stream)
     },
-    maxWatchPendingBytes: opts.maxWatchPendingBytes
+    maxWatchPendingBytes: opts.maxWatchPendingBytes,
+    podLogs
   }
 
   function serveJsonDocument (req: IncomingMessage, res: ServerResponse, doc: unknown): void {
@@ -138,7 +143,9 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       return
     }
     const isWatch = /^(1|true)$/i.test(url.searchParams.get('watch') ?? '')
-    const timer = isWatch
+    // Long-running requests (watches, pods/log) are not cut by the request timeout, as in Kubernetes.
+    const longRunning = isWatch || /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log\/?$/.test(url.pathname)
+    const timer = longRunning
       ? undefined
       : setTimeout(() => fail(req, res, new StatusError(504, 'Timeout', 'request did not complete within the allotted timeout', { retryAfterSeconds: 1 })), requestTimeoutMs)
     res.on('finish', () => logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: now() - started }, 'request'))
@@ -165,12 +172,13 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       unsubscribe()
       for (const w of [...watches]) w.close()
       const s = server
-      if (s === undefined) return
+      if (s === undefined) { await podLogs.close(); return }
       const closed = new Promise<void>(resolve => s.close(() => resolve()))
       s.closeIdleConnections()
       const grace = setTimeout(() => s.closeAllConnections(), 5000)
       await closed
       clearTimeout(grace)
+      await podLogs.close()
     }
   }
 }

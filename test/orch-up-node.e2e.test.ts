@@ -1,6 +1,6 @@
 // `orch up` runs an orchlet for the local node: the node turns Ready and WebAssembly pods bound to it run.
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -132,4 +132,68 @@ t.test('a static pod gets a mirror pod in the API server carrying its status', a
   t.equal(mirror.spec.nodeName, NODE)
   const table = await kubectl('get', 'pod', name, '--no-headers')
   t.match(table.stdout, new RegExp(`^${name}\\s+1/1\\s+Running\\s+0`), 'kubectl shows READY, STATUS and RESTARTS')
+})
+
+t.test('kubectl logs reads a pod\'s output through the API server', async t => {
+  await until('hello to be Succeeded', async () => { const p = await podJson('hello'); return p?.status?.phase === 'Succeeded' ? p : undefined })
+  const all = await kubectl('logs', 'hello')
+  t.equal(all.code, 0, all.stderr)
+  t.equal(all.stdout, 'hello\nfrom\nwasm\n')
+  const tail = await kubectl('logs', 'hello', '-c', 'main', '--tail=1')
+  t.equal(tail.code, 0, tail.stderr)
+  t.equal(tail.stdout, 'wasm\n')
+  const stamped = await kubectl('logs', 'hello', '--timestamps', '--limit-bytes=200')
+  t.match(stamped.stdout, /^\d{4}-\d{2}-\d{2}T\S+ hello\n/, 'timestamps are passed on to the orchlet')
+})
+
+t.test('kubectl logs -f streams a running pod\'s lines until interrupted', async t => {
+  await kubectl('create', '-f', podYaml('ticker', ['tick', '200']))
+  await until('ticker Running', async () => { const p = await podJson('ticker'); return p?.status?.phase === 'Running' ? p : undefined })
+  const child = spawn('/usr/bin/kubectl', ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), 'logs', '-f', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  const started = Date.now()
+  await until('three streamed lines', async () => (out.match(/^tick \d+$/gm) ?? []).length >= 3 ? true : undefined, 20_000)
+  t.ok(Date.now() - started >= 200, 'lines arrive over time, not at once')
+  t.notOk(child.exitCode !== null, 'kubectl is still following')
+  child.kill('SIGINT')
+  await exited
+  const lines = out.trim().split('\n')
+  t.same(lines.slice(0, 3).map(l => /^tick \d+$/.test(l)), [true, true, true], out)
+  t.equal((await kubectl('delete', 'pod', 'ticker', '--wait=true', '--timeout=30s')).code, 0)
+})
+
+t.test('kubectl logs errors: unknown container, missing pod', async t => {
+  const badContainer = await kubectl('logs', 'hello', '-c', 'side')
+  t.equal(badContainer.code, 1)
+  t.match(badContainer.stderr, /container side is not valid for pod hello/)
+  const missing = await kubectl('logs', 'nope')
+  t.equal(missing.code, 1)
+  t.match(missing.stderr, /pods "nope" not found/)
+})
+
+t.test('the orchlet records events that kubectl describe and kubectl get events show', async t => {
+  const described = await until('describe to list the events', async () => {
+    const r = await kubectl('describe', 'pod', 'hello')
+    return /Normal\s+Started\s/.test(r.stdout) ? r.stdout : undefined
+  })
+  t.match(described, /Events:/)
+  t.match(described, /Normal\s+Pulled\s+\S+\s+orchlet\s+Container image "localhost\/e2e\/tool:1" already present on machine/)
+  t.match(described, /Normal\s+Created\s+\S+\s+orchlet\s+Created container main/)
+  t.match(described, /Normal\s+Started\s+\S+\s+orchlet\s+Started container main/)
+  const table = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=hello')
+  t.equal(table.code, 0, table.stderr)
+  t.match(table.stdout, /hello\.[0-9a-f]+\s+\S+\s+Normal\s+Started\s+pod\/hello\s+Started container main/)
+  const list = JSON.parse((await kubectl('get', 'events', '-o', 'json', '--field-selector', 'involvedObject.name=hello,reason=Started')).stdout)
+  const ev = list.items[0]
+  t.same(ev.source, { component: 'orchlet', host: NODE })
+  t.equal(ev.involvedObject.fieldPath, 'spec.containers{main}')
+  t.equal(ev.reportingComponent, 'orchlet')
+  const node = await until('node events', async () => {
+    const r = await kubectl('get', 'events', '-o', 'json', '--field-selector', `involvedObject.kind=Node,involvedObject.name=${NODE}`)
+    const reasons = r.code === 0 ? (JSON.parse(r.stdout).items as Array<{ reason: string }>).map(e => e.reason) : []
+    return reasons.includes('NodeReady') && reasons.includes('Starting') ? reasons : undefined
+  })
+  t.ok(node.includes('NodeHasSufficientMemory'), 'the pressure conditions are recorded too')
 })

@@ -157,6 +157,13 @@ export function createApiClient (opts: ApiClientOptions): ApiClient {
     mergePatch: async (path, patch, o) => await call('PATCH', path, { ...o, body: patch, contentType: 'application/merge-patch+json' }),
     delete: async (path, o) => await call('DELETE', path, o),
     watch,
-    close: async () => { await pool.close() }
+    // In-flight requests get a moment to finish; a long-lived one (a watch) must not hold shutdown up.
+    close: async () => {
+      let timer: NodeJS.Timeout | undefined
+      const grace = new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), 2000) })
+      const outcome = await Promise.race([pool.close().then(() => 'closed' as const), grace])
+      clearTimeout(timer)
+      if (outcome === 'timeout') await pool.destroy()
+    }
   }
 }

@@ -1,9 +1,10 @@
-// Registers this node with the API server, posts its status every period and renews its Lease.
+// Registers this node with the API server, posts its status every period and renews its Lease; records node events.
 
 import type { ApiClient, JsonObject } from '../apiclient/client.js'
 import { isAlreadyExists, isConflict, isNotFound } from '../apiclient/client.js'
 import { buildNode, buildNodeStatus, microTime, type NodeHealth, type NodeSpecInput, type NodeStatusInput } from './node-object.js'
 import type { MachineFacts } from './node-info.js'
+import type { EventRecorder, ObjectReference } from '../events/recorder.js'
 
 export interface NodeManagerOptions {
   client: ApiClient
@@ -17,6 +18,28 @@ export interface NodeManagerOptions {
   health: () => Promise<NodeHealth>
   now: () => number
   logger: { info(o: object, m?: string): void; warn(o: object, m?: string): void }
+  /** Node events (Starting, NodeReady, NodeNotReady, pressure transitions). */
+  recorder: EventRecorder
+}
+
+/** The kubelet's event reasons for a condition's status (index 0: True, 1: False). */
+const CONDITION_EVENTS: Record<string, [string, string]> = {
+  MemoryPressure: ['NodeHasInsufficientMemory', 'NodeHasSufficientMemory'],
+  DiskPressure: ['NodeHasDiskPressure', 'NodeHasNoDiskPressure'],
+  PIDPressure: ['NodeHasInsufficientPID', 'NodeHasSufficientPID'],
+  Ready: ['NodeReady', 'NodeNotReady']
+}
+
+/** Events for each condition whose status differs from the one the API server held (all of them for a new node). */
+export function conditionEvents (nodeName: string, previous: Array<{ type: string; status: string }>, next: Array<{ type: string; status: string }>): Array<{ type: 'Normal'; reason: string; message: string }> {
+  const out: Array<{ type: 'Normal'; reason: string; message: string }> = []
+  for (const c of next) {
+    const reasons = CONDITION_EVENTS[c.type]
+    if (reasons === undefined || previous.find(p => p.type === c.type)?.status === c.status) continue
+    const reason = reasons[c.status === 'True' ? 0 : 1]
+    out.push({ type: 'Normal', reason, message: `Node ${nodeName} status is now: ${reason}` })
+  }
+  return out
 }
 
 export interface NodeManager {
@@ -38,6 +61,8 @@ export function createNodeManager (o: NodeManagerOptions): NodeManager {
   const timers: NodeJS.Timeout[] = []
   let stopped = false
   let nodeUID = ''
+  // As the kubelet does, node events name the node by its name in the uid field.
+  const nodeRef: ObjectReference = { kind: 'Node', name, uid: name }
 
   async function ensureNode (): Promise<void> {
     const desired = buildNode(o.spec, o.facts)
@@ -65,6 +90,7 @@ export function createNodeManager (o: NodeManagerOptions): NodeManager {
       const status = buildNodeStatus(input, o.now(), prev)
       try {
         await o.client.update(`${nodePath}/status`, { ...node, status }, { exempt: true })
+        for (const e of conditionEvents(name, prev as Array<{ type: string; status: string }>, status.conditions as Array<{ type: string; status: string }>)) o.recorder.event(nodeRef, e.type, e.reason, e.message)
         return
       } catch (err) {
         if (!isConflict(err)) throw err
@@ -104,6 +130,7 @@ export function createNodeManager (o: NodeManagerOptions): NodeManager {
 
   return {
     async register () {
+      o.recorder.event(nodeRef, 'Normal', 'Starting', 'Starting orchlet.')
       let delay = 200
       while (!stopped) {
         try {

@@ -9,6 +9,7 @@ import { busyboxImage, ensureContainerd } from '../runtime/cri/containerd-for-te
 import type { ContainerRuntime } from '../runtime/runtime.js'
 import { createBackoff } from './backoff.js'
 import { createPodManager, type PodManager } from './pod-manager.js'
+import { createEventRecorder } from '../events/recorder.js'
 import type { Pod, PodStatus } from './pod-types.js'
 
 const env = await ensureContainerd()
@@ -28,7 +29,8 @@ async function setup (t: Test, endpoint: string): Promise<{ pods: PodManager; ru
     backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
     now: Date.now,
     logger: { info () {}, warn () {} },
-    relistMs: 100
+    relistMs: 100,
+    recorder: createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: { info () {}, warn () {} } })
   })
   t.teardown(async () => { await pods.stopAll(); await runtime.close(); rmSync(root, { recursive: true, force: true }) })
   return { pods, runtime }

@@ -10,16 +10,23 @@ import { buildWasmImageLayout, writeLayoutDir } from '../runtime/oci/layout-writ
 import { createBackoff } from './backoff.js'
 import { createPodManager, type PodManager } from './pod-manager.js'
 import type { Container, Pod, PodStatus } from './pod-types.js'
+import { createEventRecorder } from '../events/recorder.js'
 
 const IMAGE = 'localhost/orch-test/tool:1'
 const logger = { info () {}, warn () {} }
 
-async function setup (t: Test, maxPods = 10): Promise<{ pods: PodManager; root: string; wasm: WasmRuntime }> {
+/** One recorded event as the standalone recorder logs it. */
+interface Logged { object: string; fieldPath?: string; type: string; reason: string; message: string }
+
+async function setup (t: Test, maxPods = 10): Promise<{ pods: PodManager; root: string; wasm: WasmRuntime; events: Logged[] }> {
   const root = mkdtempSync(join(tmpdir(), 'orch-pods-'))
   const wasm = await createWasmRuntime({ rootDir: join(root, 'wasm') })
   const layout = join(root, 'layout')
   await writeLayoutDir(layout, buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
   await wasm.images.importImage(layout)
+  // The real recorder in standalone mode: events are logged, so the log is what the test reads.
+  const events: Logged[] = []
+  const recorder = createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: { info: (o, m) => events.push({ ...(o as { event: Omit<Logged, 'message'> }).event, message: m ?? '' }), warn () {} } })
   const pods = createPodManager({
     nodeName: 'node-a',
     maxPods,
@@ -32,10 +39,15 @@ async function setup (t: Test, maxPods = 10): Promise<{ pods: PodManager; root: 
     backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
     now: Date.now,
     logger,
-    relistMs: 50
+    relistMs: 50,
+    recorder
   })
   t.teardown(async () => { await pods.stopAll(); await wasm.close(); rmSync(root, { recursive: true, force: true }) })
-  return { pods, root, wasm }
+  return { pods, root, wasm, events }
+}
+
+function reasons (events: Logged[], object: string): string[] {
+  return events.filter(e => e.object === object).map(e => e.reason)
 }
 
 function tool (name: string, ...argv: string[]): Container {
@@ -63,7 +75,7 @@ async function until (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean
 }
 
 t.test('runs a pod to completion and reports Succeeded with exit code 0 and its logs', async t => {
-  const { pods } = await setup(t)
+  const { pods, events } = await setup(t)
   const p = pod('hello', [tool('main', 'echo', 'hello', 'world')], { restartPolicy: 'Never' })
   pods.sink.set('file', [p])
   const st = await until(pods, p, s => s.phase === 'Succeeded')
@@ -74,10 +86,15 @@ t.test('runs a pod to completion and reports Succeeded with exit code 0 and its 
   t.equal(st.qosClass, 'BestEffort')
   const log = readFileSync(pods.view.containerLogPath('default', 'hello', 'main', false)!, 'utf8')
   t.match(log, /^\S+ stdout F hello\n\S+ stdout F world\n$/)
+  t.same(events, [
+    { object: 'Pod/default/hello', fieldPath: 'spec.containers{main}', type: 'Normal', reason: 'Pulled', message: `Container image "${IMAGE}" already present on machine` },
+    { object: 'Pod/default/hello', fieldPath: 'spec.containers{main}', type: 'Normal', reason: 'Created', message: 'Created container main' },
+    { object: 'Pod/default/hello', fieldPath: 'spec.containers{main}', type: 'Normal', reason: 'Started', message: 'Started container main' }
+  ], 'the kubelet\'s container events, in order')
 })
 
 t.test('restarts a failing container under restartPolicy Always with back-off, keeping its last state', async t => {
-  const { pods } = await setup(t)
+  const { pods, events } = await setup(t)
   const p = pod('crash', [tool('main', 'exit', '3')])
   pods.sink.set('file', [p])
   const st = await until(pods, p, s => (s.containerStatuses?.[0]?.restartCount ?? 0) >= 2 && s.containerStatuses?.[0]?.state.waiting?.reason === 'CrashLoopBackOff')
@@ -86,6 +103,9 @@ t.test('restarts a failing container under restartPolicy Always with back-off, k
   t.equal(cs.lastState.terminated?.exitCode, 3)
   t.equal(cs.lastState.terminated?.reason, 'Error')
   t.ok(pods.view.containerLogPath('default', 'crash', 'main', true), 'the previous attempt has a log')
+  const backoff = events.find(e => e.reason === 'BackOff')
+  t.equal(backoff?.type, 'Warning')
+  t.equal(backoff?.message, `Back-off restarting failed container main in pod crash_default(${p.metadata.uid})`)
 })
 
 t.test('fails a pod under restartPolicy Never when a container exits non-zero', async t => {
@@ -137,7 +157,7 @@ t.test('reports a container that outgrows its memory limit as OOMKilled with exi
 })
 
 t.test('stops a running pod when its source drops it', async t => {
-  const { pods } = await setup(t)
+  const { pods, events } = await setup(t)
   const p = pod('spinner', [tool('main', 'spin')])
   pods.sink.set('file', [p])
   await until(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
@@ -145,6 +165,7 @@ t.test('stops a running pod when its source drops it', async t => {
   pods.sink.set('file', [])
   await pods.idle()
   t.notOk(pods.workers().has(p.metadata.uid), 'the pod is gone')
+  t.same(events.filter(e => e.reason === 'Killing').map(e => e.message), ['Stopping container main'])
 })
 
 function st (pods: PodManager, p: Pod): PodStatus | undefined { return pods.workers().get(p.metadata.uid)?.status() }
@@ -168,11 +189,16 @@ t.test('waits with CreateContainerConfigError when a container mounts a missing 
 })
 
 t.test('waits with ErrImageNeverPull when the image is absent and the policy is Never', async t => {
-  const { pods } = await setup(t)
+  const { pods, events } = await setup(t)
   const p = pod('noimg', [{ ...tool('main', 'echo'), image: 'localhost/absent:1', imagePullPolicy: 'Never' }])
   pods.sink.set('file', [p])
   const s = await until(pods, p, s => s.containerStatuses?.[0]?.state.waiting?.reason === 'ErrImageNeverPull')
   t.match(s.containerStatuses![0]!.state.waiting!.message!, /not present with pull policy of Never/)
+  t.same(events.slice(0, 2).map(e => [e.type, e.reason, e.message]), [
+    ['Warning', 'ErrImageNeverPull', 'Container image "localhost/absent:1" is not present with pull policy of Never'],
+    ['Warning', 'Failed', 'Error: ErrImageNeverPull']
+  ])
+  t.same(reasons(events, 'Pod/default/noimg').filter(r => r === 'Created'), [], 'no container was created')
 })
 
 t.test('a readiness probe gates the Ready condition', async t => {
@@ -193,9 +219,43 @@ t.test('a readiness probe gates the Ready condition', async t => {
 })
 
 t.test('a failing liveness probe restarts the container', async t => {
-  const { pods } = await setup(t)
+  const { pods, events } = await setup(t)
   const p = pod('live', [{ ...tool('main', 'spin'), livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 1 } }])
   pods.sink.set('file', [p])
   const st = await until(pods, p, s => (s.containerStatuses?.[0]?.restartCount ?? 0) >= 1, 15_000)
   t.ok(st.containerStatuses![0]!.lastState.terminated, 'the killed attempt is the last state')
+  const unhealthy = events.find(e => e.reason === 'Unhealthy')
+  t.equal(unhealthy?.type, 'Warning')
+  t.match(unhealthy?.message, /^Liveness probe failed: dial tcp 127\.0\.0\.1:1: /)
+  t.ok(events.some(e => e.reason === 'Killing' && e.message === 'Container main failed liveness probe, will be restarted'), 'the kill is recorded')
+})
+
+t.test('a volume that cannot be set up records FailedMount and keeps the pod Pending', async t => {
+  const { pods, events } = await setup(t)
+  const p = pod('nomount', [{ ...tool('main', 'echo', 'x'), volumeMounts: [{ name: 'data', mountPath: '/data' }] }], {
+    restartPolicy: 'Never', volumes: [{ name: 'data', hostPath: { path: '/nonexistent/orch-test-dir', type: 'Directory' } }]
+  })
+  pods.sink.set('file', [p])
+  await until(pods, p, s => s.message !== undefined)
+  t.same(events.filter(e => e.reason === 'FailedMount').map(e => [e.object, e.fieldPath, e.type, e.message]), [
+    ['Pod/default/nomount', undefined, 'Warning', 'MountVolume.SetUp failed for volume "data" : hostPath type check failed: /nonexistent/orch-test-dir is not a directory']
+  ], 'recorded once while the error stays the same')
+  t.equal(st(pods, p)?.phase, 'Pending')
+})
+
+t.test('a container printing periodically (tool tick) logs lines as time passes and stops on delete', async t => {
+  const { pods } = await setup(t)
+  const p = pod('ticker', [tool('main', 'tick', '100')])
+  pods.sink.set('file', [p])
+  await until(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  const lines = async (): Promise<string[]> => {
+    const path = pods.view.containerLogPath('default', 'ticker', 'main', false)!
+    try { return readFileSync(path, 'utf8').split('\n').filter(l => l !== '').map(l => l.replace(/^\S+ stdout F /, '')) } catch { return [] }
+  }
+  const deadline = Date.now() + 8000
+  while ((await lines()).length < 3 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  t.same((await lines()).slice(0, 3), ['tick 1', 'tick 2', 'tick 3'])
+  pods.sink.set('file', [])
+  await pods.idle()
+  t.notOk(pods.workers().has(p.metadata.uid), 'the sleeping container stopped')
 })

@@ -11,6 +11,8 @@ import type { Container, Pod, PodStatus } from './pod-types.js'
 import { startProbeWorker, type ProbeWorker } from './probes.js'
 import { cleanupPodDir, prepareVolumes, VolumeError } from './volumes.js'
 import { ensureImage, ImagePullError } from './images.js'
+import type { EventRecorder } from '../events/recorder.js'
+import { createPodEvents } from './pod-events.js'
 
 export interface PodWorkerDeps {
   runtimeFor(handler: string): ContainerRuntime
@@ -27,6 +29,8 @@ export interface PodWorkerDeps {
   logger: { info(o: object, m?: string): void; warn(o: object, m?: string): void }
   /** How often a running pod re-reads its containers from the runtime (the kubelet's relist period). */
   relistMs: number
+  /** Where pod and container events go (the API server, or the log in standalone mode). */
+  recorder: EventRecorder
 }
 
 export interface PodWorker {
@@ -51,6 +55,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   const handler = pod.spec.runtimeClassName ?? ''
   const runtime = d.runtimeFor(handler)
   const key = (name: string) => `${pod.metadata.uid}/${name}`
+  const events = createPodEvents(d.recorder, () => pod)
   const slots = new Map<string, Slot>()
   const initNames = (pod.spec.initContainers ?? []).map(c => c.name)
   for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) slots.set(c.name, { spec: c, probes: [], oldIds: [] })
@@ -121,13 +126,21 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     if (r === undefined) return false
     const until = d.backoff.until(key(slot.spec.name))
     if (r.waitingReason === 'ErrImagePull' || r.waitingReason === 'ImagePullBackOff') {
-      if (until > d.now()) { waiting(slot, 'ImagePullBackOff', r.waitingMessage); return true }
+      if (until > d.now()) {
+        if (r.waitingReason === 'ErrImagePull') events.container(slot.spec.name, 'Normal', 'BackOff', `Back-off pulling image "${slot.spec.image}"`)
+        waiting(slot, 'ImagePullBackOff', r.waitingMessage)
+        return true
+      }
       return false
     }
     const restarting = r.id !== undefined && (r.state === 'exited' || r.waitingReason === 'CrashLoopBackOff')
     if (!restarting) return false
     if (until > d.now()) {
-      if (r.state === 'exited') waiting(slot, 'CrashLoopBackOff', `back-off restarting failed container ${slot.spec.name} in pod ${pod.metadata.name}`)
+      if (r.state === 'exited') {
+        waiting(slot, 'CrashLoopBackOff', `back-off restarting failed container ${slot.spec.name} in pod ${pod.metadata.name}`)
+        const m = pod.metadata
+        events.container(slot.spec.name, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${m.name}_${m.namespace}(${m.uid})`)
+      }
       return true
     }
     d.backoff.failed(key(slot.spec.name))
@@ -170,22 +183,23 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       container: c,
       exec: async (cmd: string[], timeout: number) => (await runtime.runtime.execSync(id, cmd, timeout)).exitCode
     }
+    const unhealthy = (kind: string) => (message: string) => events.container(c.name, 'Warning', 'Unhealthy', `${kind} probe failed: ${message}`)
     slot.startupOk = c.startupProbe === undefined
     r.started = slot.startupOk
     r.ready = !isInit && c.readinessProbe === undefined
     if (isInit) return
     if (c.startupProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'startup', probe: c.startupProbe, target, active: () => true, onChange: (ok) => {
+      slot.probes.push(startProbeWorker({ kind: 'startup', probe: c.startupProbe, target, active: () => true, onFailure: unhealthy('Startup'), onChange: (ok) => {
         if (ok) { slot.startupOk = true; if (slot.record?.id === id) { slot.record.started = true; slot.record.ready = c.readinessProbe === undefined } }
         else void killForProbe(slot, id, 'startup')
         trigger()
       } }))
     }
     if (c.livenessProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'liveness', probe: c.livenessProbe, target, active: () => slot.startupOk === true, onChange: (ok) => { if (!ok) void killForProbe(slot, id, 'liveness') } }))
+      slot.probes.push(startProbeWorker({ kind: 'liveness', probe: c.livenessProbe, target, active: () => slot.startupOk === true, onFailure: unhealthy('Liveness'), onChange: (ok) => { if (!ok) void killForProbe(slot, id, 'liveness') } }))
     }
     if (c.readinessProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'readiness', probe: c.readinessProbe, target, active: () => slot.startupOk === true, onChange: (ok) => {
+      slot.probes.push(startProbeWorker({ kind: 'readiness', probe: c.readinessProbe, target, active: () => slot.startupOk === true, onFailure: unhealthy('Readiness'), onChange: (ok) => {
         if (slot.record?.id === id) slot.record.ready = ok && slot.record.state === 'running'
         trigger()
       } }))
@@ -194,6 +208,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
 
   async function killForProbe (slot: Slot, id: string, kind: string): Promise<void> {
     d.logger.info({ pod: pod.metadata.name, container: slot.spec.name }, `container failed ${kind} probe, will be restarted`)
+    events.container(slot.spec.name, 'Normal', 'Killing', `Container ${slot.spec.name} failed ${kind} probe, will be restarted`)
     stopProbes(slot)
     const grace = slot.spec.livenessProbe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
     try { await runtime.runtime.stopContainer(id, grace) } catch { /* refreshed on the next sync */ }
@@ -206,9 +221,10 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     const prev = slot.record
     let imageRef: string
     try {
-      imageRef = await ensureImage(runtime, c, sandboxCfg!)
+      imageRef = await ensureImage(runtime, c, sandboxCfg!, events.forImage(c.name), d.now)
     } catch (err) {
       if (!(err instanceof ImagePullError)) throw err
+      events.container(c.name, 'Warning', 'Failed', `Error: ${err.reason}`)
       d.backoff.failed(key(c.name))
       waiting(slot, err.reason, err.message)
       return
@@ -218,6 +234,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       config = await containerConfig({ pod, container: c, attempt, volumes: volumes!, hostIP: d.hostIP, client: d.client, cpuCfsQuota: d.cpuCfsQuota, cfsPeriodUs: d.cfsPeriodUs })
     } catch (err) {
       if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err
+      events.container(c.name, 'Warning', 'Failed', `Error: ${err.message}`)
       waiting(slot, 'CreateContainerConfigError', err.message)
       return
     }
@@ -226,9 +243,11 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       id = await runtime.runtime.createContainer(sandboxId!, config, sandboxCfg!)
     } catch (err) {
       waiting(slot, 'CreateContainerError', (err as Error).message)
+      events.container(c.name, 'Warning', 'Failed', `Error: ${(err as Error).message}`)
       d.backoff.failed(key(c.name))
       return
     }
+    events.container(c.name, 'Normal', 'Created', `Created container ${c.name}`)
     if (prev?.id !== undefined) slot.oldIds.push(prev.id)
     // Keep one dead container per container for `logs --previous`; remove older ones.
     while (slot.oldIds.length > 1) { const old = slot.oldIds.shift()!; runtime.runtime.removeContainer(old).catch(() => {}) }
@@ -243,9 +262,11 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       slot.record.reason = 'StartError'
       slot.record.message = (err as Error).message
       slot.record.finishedAt = d.now()
+      events.container(c.name, 'Warning', 'Failed', `Error: ${(err as Error).message}`)
       d.backoff.failed(key(c.name))
       return
     }
+    events.container(c.name, 'Normal', 'Started', `Started container ${c.name}`)
     slot.record.state = 'running'
     slot.record.startedAt = d.now()
     startProbes(slot, isInit)
@@ -264,6 +285,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     if (volumes === undefined) {
       try { volumes = await prepareVolumes(pod, { rootDir: d.rootDir, client: d.client }) } catch (err) {
         if (!(err instanceof VolumeError)) throw err
+        if (podMessage !== err.message) events.pod('Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${err.volume}" : ${err.message.slice(`volume "${err.volume}": `.length)}`)
         podMessage = err.message
         for (const s of slots.values()) if (s.record === undefined) waiting(s, 'ContainerCreating', err.message)
         return false
@@ -319,6 +341,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     const deadline = pod.spec.activeDeadlineSeconds
     if (deadline !== undefined && startTime !== undefined && d.now() - startTime > deadline * 1000) {
       terminal = { phase: 'Failed', reason: 'DeadlineExceeded', message: `Pod was active on the node longer than the specified deadline` }
+      events.pod('Normal', 'DeadlineExceeded', terminal.message!)
       await stopAll(pod.spec.terminationGracePeriodSeconds ?? 30)
       publish()
       return
@@ -334,6 +357,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     const running = [...slots.values()].filter(s => s.record?.id !== undefined && s.record.state !== 'exited')
     await Promise.all(running.map(async s => {
       stopProbes(s)
+      events.container(s.spec.name, 'Normal', 'Killing', `Stopping container ${s.spec.name}`)
       try { await runtime.runtime.stopContainer(s.record!.id!, grace) } catch (err) {
         if (!(err instanceof RuntimeError && err.code === 'NotFound')) throw err
       }

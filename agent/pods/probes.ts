@@ -72,6 +72,8 @@ export interface ProbeWorkerOptions {
   onChange: (ok: boolean, message: string) => void
   /** Whether the probe may run now (liveness and readiness wait for startup to pass). */
   active: () => boolean
+  /** Called after every failed attempt, before thresholds (the kubelet records an Unhealthy event each time). */
+  onFailure?: (message: string) => void
 }
 
 /**
@@ -94,7 +96,7 @@ export function startProbeWorker (o: ProbeWorkerOptions): ProbeWorker {
     if (o.active()) {
       const outcome = await runProbe(p, o.target)
       if (stopped) return
-      if (outcome.ok) { successes++; failures = 0 } else { failures++; successes = 0 }
+      if (outcome.ok) { successes++; failures = 0 } else { failures++; successes = 0; o.onFailure?.(outcome.message) }
       const next = successes >= successThreshold ? true : failures >= failureThreshold ? false : verdict
       if (next !== undefined && next !== verdict) {
         verdict = next

@@ -48,6 +48,10 @@ function resourceEntries (def: ResourceDefinition): Array<Record<string, unknown
   if (def.subresources.status === true) {
     out.push({ name: `${def.plural}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: SUB_VERBS })
   }
+  // Connect-style subresources served by the HTTP layer itself (endpoints/pod-log.ts).
+  if (def.group === '' && def.plural === 'pods') {
+    out.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] })
+  }
   if (def.subresources.scale !== undefined) {
     out.push({ name: `${def.plural}/scale`, singularName: '', namespaced: def.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: SUB_VERBS })
   }

@@ -12,6 +12,8 @@ import type { TableConvertor } from './table.js'
 import type { WatchStream } from './watch.js'
 import { serveGet, serveList, serveWatch } from './handlers-read.js'
 import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './handlers-write.js'
+import type { PodLogProxy } from './pod-log.js'
+import { buildRequestContext } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
 export interface ResourceEnv {
@@ -24,6 +26,8 @@ export interface ResourceEnv {
   /** Registers an open watch so shutdown can end it; returns the unregister function. */
   trackWatch(stream: WatchStream): () => void
   maxWatchPendingBytes?: number
+  /** Serves GET pods/{name}/log by streaming from the pod's orchlet; without it the subresource is 404. */
+  podLogs?: PodLogProxy
 }
 
 /** One resource request after routing. */
@@ -83,6 +87,11 @@ function methodOf (verb: RequestInfo['verb']): string {
 export async function serveResource (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo): Promise<void> {
   const user = authenticate(req)
   authorize(user, info)
+  if (info.subresource === 'log' && info.group === '' && info.resource === 'pods' && info.namespace !== '' && env.podLogs !== undefined) {
+    if (info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
+    const ctx = buildRequestContext(req, user, url.searchParams, false)
+    return await env.podLogs.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, query: url.searchParams, req, res })
+  }
   const routed = route(env, info)
   if ('code' in routed) throw routed
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'

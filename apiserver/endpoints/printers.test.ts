@@ -41,3 +41,9 @@ t.test('replicas READY and data counts', async t => {
   t.equal(P.replicasReady!({ spec: { replicas: 3 }, status: { readyReplicas: 2 } }), '2/3')
   t.equal(P.dataCount!({ data: { a: '1', b: '2' }, binaryData: { c: '' } }), 3)
 })
+
+t.test('event OBJECT and LAST SEEN read like kubectl\'s', async t => {
+  t.equal(P.eventObject!({ involvedObject: { kind: 'Pod', name: 'web' } }), 'pod/web')
+  t.equal(P.eventLastSeen!({ lastTimestamp: '2026-01-01T00:00:05Z', metadata: { creationTimestamp: '2026-01-01T00:00:00Z' } }), '2026-01-01T00:00:05Z')
+  t.equal(P.eventLastSeen!({ metadata: { creationTimestamp: '2026-01-01T00:00:00Z' } }), '2026-01-01T00:00:00Z')
+})

@@ -88,5 +88,12 @@ export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   },
   dataCount: o => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length,
   servicePorts,
-  serviceExternalIP
+  serviceExternalIP,
+  /** `kind/name` of what an Event is about, as kubectl's OBJECT column. */
+  eventObject: ev => {
+    const o = ev.involvedObject ?? ev.regarding ?? {}
+    return `${String(o.kind ?? '').toLowerCase()}/${o.name ?? ''}`
+  },
+  /** The newest of an Event's times (lastTimestamp, eventTime, series, creation), for LAST SEEN. */
+  eventLastSeen: ev => ev.series?.lastObservedTime ?? ev.lastTimestamp ?? ev.eventTime ?? ev.metadata?.creationTimestamp ?? null
 }

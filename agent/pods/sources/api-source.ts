@@ -50,6 +50,8 @@ export function createApiSource (o: ApiSourceOptions): PodSourceRunner {
     while (running) {
       try {
         if (rv === undefined) rv = await relist()
+        // stop() may have run while the list was in flight: start no new watch then.
+        if (!running) return
         abort = new AbortController()
         await o.client.watch('/api/v1/pods', { fieldSelector: selector, resourceVersion: rv, allowWatchBookmarks: true }, ev => {
           const obj = ev.object as unknown as Pod
