@@ -1,39 +1,20 @@
 // The pod lifecycle through the CRI client against real containerd (started by .ci/containerd.sh).
 import t, { type Test } from 'tap'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { createCriRuntime } from '../runtime/cri/cri-runtime.js'
 import { busyboxImage, ensureContainerd } from '../runtime/cri/containerd-for-tests.js'
 import type { ContainerRuntime } from '../runtime/runtime.js'
-import { createBackoff } from './backoff.js'
-import { createPodManager, type PodManager } from './pod-manager.js'
-import { createEventRecorder } from '../events/recorder.js'
+import type { PodManager } from './pod-manager.js'
+import { testPodManager, waitForStatus } from './testing.js'
 import type { Pod, PodStatus } from './pod-types.js'
 
 const env = await ensureContainerd()
 
 async function setup (t: Test, endpoint: string): Promise<{ pods: PodManager; runtime: ContainerRuntime }> {
-  const root = mkdtempSync(join(tmpdir(), 'orch-cri-pods-'))
   const runtime = createCriRuntime({ runtimeEndpoint: endpoint, requestTimeoutMs: 30_000, name: 'containerd' })
-  const pods = createPodManager({
-    nodeName: 'node-a',
-    maxPods: 10,
-    runtimeFor: () => runtime,
-    rootDir: root,
-    logsRoot: join(root, 'logs'),
-    hostIP: '127.0.0.1',
-    cpuCfsQuota: true,
-    cfsPeriodUs: 100_000,
-    backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
-    now: Date.now,
-    logger: { info () {}, warn () {} },
-    relistMs: 100,
-    recorder: createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: { info () {}, warn () {} } })
-  })
-  t.teardown(async () => { await pods.stopAll(); await runtime.close(); rmSync(root, { recursive: true, force: true }) })
-  return { pods, runtime }
+  t.teardown(async () => { await runtime.close() })
+  return { pods: testPodManager(t, { runtime, relistMs: 100 }).pods, runtime }
 }
 
 function busybox (name: string, script: string, restartPolicy: 'Never' | 'Always' = 'Never'): Pod {
@@ -50,16 +31,7 @@ function busybox (name: string, script: string, restartPolicy: 'Never' | 'Always
   }
 }
 
-async function until (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 20_000): Promise<PodStatus> {
-  const deadline = Date.now() + timeoutMs
-  let last: PodStatus | undefined
-  while (Date.now() < deadline) {
-    last = pods.workers().get(p.metadata.uid)?.status()
-    if (last !== undefined && check(last)) return last
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
-  throw new Error(`timed out; last status: ${JSON.stringify(last)}`)
-}
+const until = (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 20_000): Promise<PodStatus> => waitForStatus(pods, p, check, timeoutMs)
 
 if (!env.ok) {
   if (!env.skippable) t.fail(`containerd is required (as root or with CI=true): ${env.reason}`)

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto'
 import { createWasmRuntime, type WasmRuntime } from '../runtime/wasm/runtime.js'
 import { compileFixture } from '../runtime/wasm/fixtures/compile.js'
 import { buildWasmImageLayout, writeLayoutDir } from '../runtime/oci/layout-writer.js'
-import { createBackoff } from './backoff.js'
-import { createPodManager, type PodManager } from './pod-manager.js'
+import type { PodManager } from './pod-manager.js'
+import { testPodManager, waitForStatus } from './testing.js'
 import type { Container, Pod, PodStatus } from './pod-types.js'
 import { createEventRecorder } from '../events/recorder.js'
 
@@ -19,30 +19,16 @@ const logger = { info () {}, warn () {} }
 interface Logged { object: string; fieldPath?: string; type: string; reason: string; message: string }
 
 async function setup (t: Test, maxPods = 10): Promise<{ pods: PodManager; root: string; wasm: WasmRuntime; events: Logged[] }> {
-  const root = mkdtempSync(join(tmpdir(), 'orch-pods-'))
-  const wasm = await createWasmRuntime({ rootDir: join(root, 'wasm') })
-  const layout = join(root, 'layout')
+  const dir = mkdtempSync(join(tmpdir(), 'orch-wasm-'))
+  const wasm = await createWasmRuntime({ rootDir: join(dir, 'wasm') })
+  const layout = join(dir, 'layout')
   await writeLayoutDir(layout, buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
   await wasm.images.importImage(layout)
+  t.teardown(async () => { await wasm.close(); rmSync(dir, { recursive: true, force: true }) })
   // The real recorder in standalone mode: events are logged, so the log is what the test reads.
   const events: Logged[] = []
   const recorder = createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: { info: (o, m) => events.push({ ...(o as { event: Omit<Logged, 'message'> }).event, message: m ?? '' }), warn () {} } })
-  const pods = createPodManager({
-    nodeName: 'node-a',
-    maxPods,
-    runtimeFor: () => wasm,
-    rootDir: root,
-    logsRoot: join(root, 'logs'),
-    hostIP: '127.0.0.1',
-    cpuCfsQuota: true,
-    cfsPeriodUs: 100_000,
-    backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
-    now: Date.now,
-    logger,
-    relistMs: 50,
-    recorder
-  })
-  t.teardown(async () => { await pods.stopAll(); await wasm.close(); rmSync(root, { recursive: true, force: true }) })
+  const { pods, root } = testPodManager(t, { runtime: wasm, maxPods, recorder })
   return { pods, root, wasm, events }
 }
 
@@ -63,16 +49,7 @@ function pod (name: string, containers: Container[], spec: Partial<Pod['spec']> 
   }
 }
 
-async function until (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 8000): Promise<PodStatus> {
-  const deadline = Date.now() + timeoutMs
-  let last: PodStatus | undefined
-  while (Date.now() < deadline) {
-    last = pods.workers().get(p.metadata.uid)?.status()
-    if (last !== undefined && check(last)) return last
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-  throw new Error(`timed out; last status: ${JSON.stringify(last)}`)
-}
+const until = (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 8000): Promise<PodStatus> => waitForStatus(pods, p, check, timeoutMs)
 
 t.test('runs a pod to completion and reports Succeeded with exit code 0 and its logs', async t => {
   const { pods, events } = await setup(t)

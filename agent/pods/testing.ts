@@ -1,0 +1,54 @@
+// Test support for pod lifecycle tests: a pod manager on a given runtime in a temp dir, and a status poller.
+
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Test } from 'tap'
+import type { ContainerRuntime } from '../runtime/runtime.js'
+import type { EventRecorder } from '../events/recorder.js'
+import { createEventRecorder } from '../events/recorder.js'
+import { createBackoff } from './backoff.js'
+import { createPodManager, type PodManager } from './pod-manager.js'
+import type { Pod, PodStatus } from './pod-types.js'
+
+export interface TestPodManagerOptions {
+  runtime: ContainerRuntime
+  maxPods?: number
+  relistMs?: number
+  recorder?: EventRecorder
+}
+
+/** A standalone pod manager (no API server) with short back-off, torn down with the test. */
+export function testPodManager (t: Test, o: TestPodManagerOptions): { pods: PodManager; root: string } {
+  const root = mkdtempSync(join(tmpdir(), 'orch-pods-'))
+  const quiet = { info () {}, warn () {} }
+  const pods = createPodManager({
+    nodeName: 'node-a',
+    maxPods: o.maxPods ?? 10,
+    runtimeFor: () => o.runtime,
+    rootDir: root,
+    logsRoot: join(root, 'logs'),
+    hostIP: '127.0.0.1',
+    cpuCfsQuota: true,
+    cfsPeriodUs: 100_000,
+    backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }),
+    now: Date.now,
+    logger: quiet,
+    relistMs: o.relistMs ?? 50,
+    recorder: o.recorder ?? createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: quiet })
+  })
+  t.teardown(async () => { await pods.stopAll(); rmSync(root, { recursive: true, force: true }) })
+  return { pods, root }
+}
+
+/** Polls the pod's status until `check` holds; throws with the last status after `timeoutMs`. */
+export async function waitForStatus (pods: PodManager, p: Pod, check: (s: PodStatus) => boolean, timeoutMs = 10_000): Promise<PodStatus> {
+  const deadline = Date.now() + timeoutMs
+  let last: PodStatus | undefined
+  while (Date.now() < deadline) {
+    last = pods.workers().get(p.metadata.uid)?.status()
+    if (last !== undefined && check(last)) return last
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  throw new Error(`timed out; last status: ${JSON.stringify(last)}`)
+}
