@@ -11,8 +11,8 @@ import type { Store } from '../storage/store.js'
 import type { Registry } from '../registry/types.js'
 import { writeKubeconfig } from './kubeconfig.js'
 import { startLocalNode } from './local-node.js'
-import { createSandbox, type Sandbox } from '../../sandbox/sandbox.js'
-import { sandboxCelRules } from '../registry/cel-rules.js'
+import { createSandbox } from '../../sandbox/sandbox.js'
+import { lazySandboxCelRules } from '../registry/cel-rules.js'
 import type { RunningAgent } from '../../agent/agent.js'
 
 export interface UpOptions {
@@ -49,11 +49,10 @@ export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
   const store: Store = await openLmdbStore({ path: join(o.dataDir, 'store'), logger })
   let registry: Registry | undefined
   let server: ApiServer | undefined
-  let sandbox: Sandbox | undefined
+  // One CEL sandbox for the process, made when the first CRD with validation rules needs it.
+  const cel = lazySandboxCelRules(async () => await createSandbox({ deadlineMs: 250 }))
   try {
-    // One CEL sandbox for the process; CRD rules are evaluated in it on every custom-object write.
-    sandbox = await createSandbox({ deadlineMs: 250 })
-    registry = createRegistry({ store, logger, celRules: sandboxCelRules(sandbox) })
+    registry = createRegistry({ store, logger, celRules: cel })
     let registryStarted = false
     const startRegistry = registry.start().then(() => { registryStarted = true })
     server = createApiServer({
@@ -86,7 +85,7 @@ export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
         srv.beginShutdown()
         await srv.close()
         await reg.stop()
-        sandbox?.dispose()
+        cel.dispose()
         await store.close()
         await rm(kubeconfigPath, { force: true })
       })())
@@ -94,7 +93,7 @@ export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
   } catch (err) {
     await server?.close().catch(() => {})
     await registry?.stop().catch(() => {})
-    sandbox?.dispose()
+    cel.dispose()
     await store.close().catch(() => {})
     throw err
   }

@@ -3,7 +3,7 @@ import t from 'tap'
 import { body, ctx, eventually, openFixture, type Fixture } from './testing.js'
 import { isStatusError, type StatusError } from '../errors/status-error.js'
 import { createSandbox, type Sandbox } from '../../sandbox/sandbox.js'
-import { sandboxCelRules } from './cel-rules.js'
+import { lazySandboxCelRules, sandboxCelRules } from './cel-rules.js'
 
 let sandbox: Sandbox
 let fx: Fixture
@@ -94,4 +94,24 @@ t.test('a CRD whose rule is too expensive by estimate is rejected with the cost 
   }))))
   t.equal(err.code, 422)
   t.match(JSON.stringify(err.details?.causes), /cost/i)
+})
+
+t.test('a lazy sandbox is made only when the first CRD with rules arrives', async t => {
+  let made = 0
+  const cel = lazySandboxCelRules(async () => { made++; return sandbox })
+  const lazy = await openFixture({ celRules: cel })
+  t.teardown(() => lazy.close())
+  const crds = lazy.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const plain = crd({ type: 'object', properties: { a: { type: 'integer' } } })
+  ;(plain.metadata as Record<string, unknown>).name = 'plains.example.com'
+  ;(plain.spec as Record<string, any>).names = { plural: 'plains', singular: 'plain', kind: 'Plain', listKind: 'PlainList' }
+  await crds.create(ctx(), '', body(plain))
+  await eventually(() => lazy.registry.handler('example.com', 'v1', 'plains') !== undefined)
+  t.equal(made, 0, 'no rules, no sandbox')
+  await crds.create(ctx(), '', body(crd(scaling)))
+  await eventually(() => lazy.registry.handler('example.com', 'v1', 'gadgets') !== undefined)
+  t.equal(made, 1, 'made once for the CRD with rules')
+  const gadgets = lazy.registry.handler('example.com', 'v1', 'gadgets')!
+  const err = await fail(gadgets.create(ctx(), 'default', gadget('bad', { replicas: 5, maxReplicas: 3 })))
+  t.equal(err.code, 422, 'and its rules are enforced')
 })

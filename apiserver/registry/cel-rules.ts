@@ -13,6 +13,8 @@ export interface CompiledRules {
 }
 
 export interface CelRules {
+  /** Makes compile() ready for rules found anywhere in `node` (a CRD, a schema); cheap when there are none. */
+  prepare(node: unknown): Promise<void>
   /** Compiles every rule under `schema`; field errors (named from `schemaPath`) when one does not compile or costs too much. */
   compile(schema: StructuralSchema, definitions: SchemaDefinitions, schemaPath: string): { ok: true; rules: CompiledRules } | { ok: false; errors: FieldError[] }
 }
@@ -24,9 +26,24 @@ function hasRules (node: unknown, seen = new Set<unknown>()): boolean {
   return Object.values(node as Record<string, unknown>).some(v => hasRules(v, seen))
 }
 
+/** Rules evaluated by a sandbox made on first need: a server whose CRDs carry no rules never pays for it. */
+export function lazySandboxCelRules (create: () => Promise<Sandbox>): CelRules & { dispose(): void } {
+  let sandbox: Sandbox | undefined
+  let creating: Promise<Sandbox> | undefined
+  const rules = (): CelRules => sandbox === undefined ? noCelRules : sandboxCelRules(sandbox)
+  return {
+    async prepare (node) {
+      if (sandbox === undefined && hasRules(node)) sandbox = await (creating ??= create())
+    },
+    compile: (schema, definitions, schemaPath) => rules().compile(schema, definitions, schemaPath),
+    dispose () { sandbox?.dispose(); sandbox = undefined }
+  }
+}
+
 /** Rules evaluated by the sandbox; a schema without rules costs nothing. */
 export function sandboxCelRules (sandbox: Sandbox): CelRules {
   return {
+    async prepare () {},
     compile (schema, definitions, schemaPath) {
       if (!hasRules(schema) && !hasRules(definitions)) return { ok: true, rules: { evaluate: () => [], release () {} } }
       const r = compileValidationRules(schema, { sandbox, definitions, schemaPath })
@@ -55,6 +72,7 @@ export function sandboxCelRules (sandbox: Sandbox): CelRules {
 
 /** Without a sandbox: schemas carrying rules are refused rather than stored unchecked. */
 export const noCelRules: CelRules = {
+  async prepare () {},
   compile (schema, definitions, schemaPath) {
     if (!hasRules(schema) && !hasRules(definitions)) return { ok: true, rules: { evaluate: () => [], release () {} } }
     return { ok: false, errors: [{ type: 'FieldValueForbidden', field: schemaPath, message: 'Forbidden: x-orch-validations rules need the CEL sandbox, which this server runs without' }] }

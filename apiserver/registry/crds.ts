@@ -21,13 +21,15 @@ interface CrdSpec { versions?: Array<{ name: string, storage?: boolean }>, names
 /** The CRD strategy: names, structure and (through `cel`) that every validation rule compiles within its cost limits. */
 export function createCrdStrategy (cel: CelRules): Strategy {
   return {
-  prepareForCreate (obj) {
+  async prepareForCreate (obj) {
+    await cel.prepare(obj.spec)
     const meta = metaOf(obj)
     const fins = meta.finalizers ?? []
     if (!fins.includes(CRD_CLEANUP_FINALIZER)) meta.finalizers = [...fins, CRD_CLEANUP_FINALIZER]
     const storage = ((obj.spec as CrdSpec | undefined)?.versions ?? []).find(v => v.storage === true)?.name
     obj.status = { storedVersions: storage !== undefined ? [storage] : [] }
   },
+  async prepareForUpdate (obj) { await cel.prepare(obj.spec) },
   validate (obj) {
     const errors = validateCRD(obj)
     return errors.length > 0 ? errors : crdRuleErrors(obj, cel, definitionsFromCRD)
@@ -38,7 +40,7 @@ export function createCrdStrategy (cel: CelRules): Strategy {
 /** What the controller needs from the registry. */
 export interface CrdServing {
   /** Serves the definitions of a CRD (replacing earlier ones); a message when its names conflict. */
-  serve(crdName: string, defs: ResourceDefinition[]): string | undefined
+  serve(crdName: string, defs: ResourceDefinition[]): Promise<string | undefined>
   unserve(crdName: string): void
   /** One handler per storage location of the CRD's objects (undefined when not served). */
   storageHandler(crdName: string): GenericStore | undefined
@@ -96,7 +98,7 @@ export class CrdController {
       const meta = metaOf(crd)
       // Released (cleanup finalizer gone): it is about to disappear; do not serve it again.
       if (meta.deletionTimestamp && !(meta.finalizers ?? []).includes(CRD_CLEANUP_FINALIZER)) return
-      const conflictMsg = this.o.serving.serve(name, definitionsFromCRD(crd))
+      const conflictMsg = await this.o.serving.serve(name, definitionsFromCRD(crd))
       if (meta.deletionTimestamp) {
         this.terminating.add(name)
         await this.cleanup(name)

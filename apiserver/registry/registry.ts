@@ -73,7 +73,8 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
 
   let crdController: CrdController | undefined
   const serving: CrdServing = {
-    serve (crdName, defs) {
+    async serve (crdName, defs) {
+      await cel.prepare(defs.map(d => [d.schema, d.definitions]))
       const clash = defs.find(d => builtinPlurals.has(`${d.plural}.${d.group}`) ||
         [...crdKeys].some(([other, e]) => other !== crdName && e.keys.some(k => k.endsWith(`/${d.plural}`) && k.startsWith(`${d.group}/`))))
       if (clash !== undefined) return `"${clash.plural}" is already in use`
