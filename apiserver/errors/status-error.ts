@@ -25,13 +25,16 @@ export class StatusError extends Error {
   readonly code: number
   readonly reason: StatusReason
   readonly details?: StatusDetails
+  /** ListMeta of the Status (a 410 for an expired continue token carries a fresh token here). */
+  readonly listMeta?: { continue?: string }
 
-  constructor (code: number, reason: StatusReason, message: string, details?: StatusDetails) {
+  constructor (code: number, reason: StatusReason, message: string, details?: StatusDetails, listMeta?: { continue?: string }) {
     super(message)
     this.name = 'StatusError'
     this.code = code
     this.reason = reason
     this.details = details
+    this.listMeta = listMeta
   }
 
   /** The meta/v1 Status object for this error. */
@@ -39,7 +42,7 @@ export class StatusError extends Error {
     const status: Record<string, unknown> = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.listMeta ?? {},
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -91,8 +94,8 @@ export function badRequest (message: string, causes?: StatusCause[]): StatusErro
   return new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined)
 }
 
-export function gone (message: string): StatusError {
-  return new StatusError(410, 'Expired', message)
+export function gone (message: string, listMeta?: { continue?: string }): StatusError {
+  return new StatusError(410, 'Expired', message, undefined, listMeta)
 }
 
 /** 410 for a resourceVersion older than retained history (the reason Kubernetes uses is Expired). */

@@ -4,7 +4,10 @@ import { badRequest, gone } from '../errors/status-error.js'
 import { CONTINUE_EXPIRED_MESSAGE } from './storage-errors.js'
 
 export interface ContinuePosition {
-  /** Revision of the first chunk; every chunk is read at it. */
+  /**
+   * Revision of the first chunk; every chunk is read at it. -1 marks an inconsistent continuation
+   * (handed out with a 410 when the original revision is gone): read at the newest revision.
+   */
   rv: number
   /** Next key, relative to the resource prefix. */
   start: string
@@ -30,9 +33,17 @@ export function decodeContinue (token: string, now: number, ttlMs = CONTINUE_TTL
     throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)')
   }
   const { rv, start, t } = parsed
-  if (typeof rv !== 'number' || !Number.isSafeInteger(rv) || rv <= 0) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)')
+  if (typeof rv !== 'number' || !Number.isSafeInteger(rv) || (rv <= 0 && rv !== -1)) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)')
   if (typeof start !== 'string' || start.includes('/..') || start.startsWith('/')) throw badRequest('continue key is not valid: encoded start key is invalid')
   const issuedAt = typeof t === 'number' ? t : now
-  if (now - issuedAt > ttlMs) throw gone(CONTINUE_EXPIRED_MESSAGE)
+  if (now - issuedAt > ttlMs) throw continueExpired(start, now)
   return { rv, start, issuedAt }
+}
+
+/**
+ * The 410 for a continue token whose snapshot is gone: as kube-apiserver, it carries a token that
+ * continues from the same key at the newest revision (an inconsistent but complete continuation).
+ */
+export function continueExpired (start: string, now: number): ReturnType<typeof gone> {
+  return gone(CONTINUE_EXPIRED_MESSAGE, { continue: encodeContinue({ rv: -1, start, issuedAt: now }) })
 }

@@ -81,10 +81,26 @@ t.test('resourceVersion table: Exact, NotOlderThan, invalid combinations', async
   await cms.delete(ctx(), 'default', 'later', {})
 })
 
-t.test('an expired continue token is 410', async t => {
+t.test('an expired continue token is 410 carrying a token that continues inconsistently at the newest revision', async t => {
   const stale = encodeContinue({ rv: fx.store.currentRevision(), start: 'default/cm-1', issuedAt: Date.now() - 6 * 60 * 1000 })
   const err = await cms.list(ctx(), 'default', { limit: 2, continue: stale }).catch(e => e)
   t.ok(isStatusError(err)); t.equal(err.code, 410); t.equal(err.reason, 'Expired')
+  const fresh = err.toStatus().metadata.continue
+  t.type(fresh, 'string', 'the Status carries a continue token, as its message says')
+  const rest = await cms.list(ctx(), 'default', { limit: 2, continue: fresh })
+  t.ok(rest.items.length > 0, 'the fresh token continues the list')
+  t.equal(rest.resourceVersion, String(fx.store.currentRevision()), 'at the newest revision')
+})
+
+t.test('a continue token whose snapshot was compacted gets the same 410 with a fresh token', async t => {
+  const page = await cms.list(ctx(), 'default', { limit: 1 })
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'after-page' } }))
+  await fx.store.compact(fx.store.currentRevision())
+  const err = await cms.list(ctx(), 'default', { limit: 1, continue: page.continue }).catch(e => e)
+  t.equal(err.code, 410)
+  t.match(err.message, /use the continue token in this response/)
+  t.type(err.toStatus().metadata.continue, 'string')
+  await cms.delete(ctx(), 'default', 'after-page', {})
 })
 
 t.test('a compacted Exact resourceVersion is 410', async t => {

@@ -2,12 +2,13 @@
 // Without selectors items are the stored bytes, never parsed.
 
 import { badRequest } from '../errors/status-error.js'
+import { isStorageError } from '../storage/store.js'
 import type { ListQuery, ListResult } from './types.js'
 import { parseResourceVersion, servedBytes, waitForRevision, type ResourceCore } from './core.js'
 import { toStatusError, type StorageOp } from './storage-errors.js'
 import { keyAfter, namespacePrefix, resourcePrefix } from './keys.js'
 import { compileSelector, singleNameFromFieldSelector, type Selector } from './selectors.js'
-import { decodeContinue, encodeContinue } from './continue-token.js'
+import { continueExpired, decodeContinue, encodeContinue } from './continue-token.js'
 import { parseJson } from './object-meta.js'
 
 interface ReadPlan {
@@ -16,6 +17,8 @@ interface ReadPlan {
   startKey?: string
   issuedAt: number
   op: StorageOp
+  /** For continue requests: the token's start key (relative), to hand out a fresh token if its revision is gone. */
+  continueFrom?: string
 }
 
 /** Resolves the query into the revision and start key to read at (spec 4.6 table); 400 on invalid combinations. */
@@ -33,7 +36,8 @@ export async function planList (core: ResourceCore, namespace: string, q: ListQu
     const pos = decodeContinue(q.continue, now)
     const startKey = resourcePrefix(core.def) + pos.start
     if (!startKey.startsWith(namespacePrefix(core.def, namespace))) throw badRequest('continue key is not valid: key is outside the requested namespace')
-    return { revision: pos.rv, startKey, issuedAt: pos.issuedAt, op: 'continue' }
+    // An inconsistent continuation (rv -1) reads at the newest revision; its next tokens carry that revision.
+    return { revision: pos.rv === -1 ? undefined : pos.rv, startKey, issuedAt: pos.issuedAt, op: 'continue', continueFrom: pos.start }
   }
   const limited = q.limit !== undefined && q.limit > 0
   if (match === 'Exact') {
@@ -59,6 +63,7 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
       ? await listPlain(core, prefix, plan, limit)
       : await listSelected(core, prefix, plan, limit, selector)
   } catch (err) {
+    if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
     throw toStatusError(err, { resource: core.qr, op: plan.op, requested: plan.revision })
   }
 }
