@@ -113,6 +113,8 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   const view: AgentView = {
     pods: () => [...workers.values()].map(w => ({ ...w.pod(), status: w.status() ?? w.pod().status ?? { phase: 'Pending' } } as unknown as Record<string, unknown>)),
     containerLogPath: (ns, pod, container, previous) => find(ns, pod)?.containerLogPath(container, previous),
+    containerWaiting: (ns, pod, container) => find(ns, pod)?.containerWaiting(container),
+    hasContainer: (ns, pod, container) => find(ns, pod)?.pod().spec.containers.concat(find(ns, pod)?.pod().spec.initContainers ?? []).some(c => c.name === container) ?? false,
     containerRunning: (ns, pod, container) => find(ns, pod)?.containerRunning(container) ?? false,
     statsSummary: async () => ({
       node: { nodeName: d.nodeName, startTime: rfc3339(d.now()) },

@@ -40,7 +40,10 @@ export interface PodWorker {
   update(pod: Pod): void
   /** Stops every container within the grace period and removes the sandbox; resolves when done. */
   terminate(gracePeriodSeconds: number): Promise<void>
+  /** The CRI log file of the current (or previous) attempt; undefined when that attempt never started. */
   containerLogPath(container: string, previous: boolean): string | undefined
+  /** Why a container that never started has no log yet (the kubelet's "waiting to start" reason). */
+  containerWaiting(container: string): string | undefined
   containerRunning(container: string): boolean
   /** True once the pod reached Succeeded/Failed or was terminated. */
   finished(): boolean
@@ -388,8 +391,13 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     },
     containerLogPath (name, previous) {
       const slot = slots.get(name)
-      if (slot === undefined) return undefined
-      return (previous ? slot.previousLog : slot.currentLog) ?? join(podLogDir(d.logsRoot, pod), name, '0.log')
+      return previous ? slot?.previousLog : slot?.currentLog
+    },
+    containerWaiting (name) {
+      const slot = slots.get(name)
+      if (slot === undefined || slot.currentLog !== undefined) return undefined
+      const reason = slot.record?.waitingReason ?? 'ContainerCreating'
+      return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason
     },
     containerRunning: (name) => slots.get(name)?.record?.state === 'running',
     finished: () => done || terminal !== undefined

@@ -17,7 +17,9 @@ const logger = { warn () {}, info () {} }
 function view (logPath: string): AgentView {
   return {
     pods: () => [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p1', namespace: 'default' } }],
-    containerLogPath: (ns, pod, c) => ns === 'default' && pod === 'p1' && c === 'main' ? logPath : undefined,
+    containerLogPath: (ns, pod, c, previous) => ns === 'default' && pod === 'p1' && c === 'main' && !previous ? logPath : undefined,
+    containerWaiting: (ns, pod, c) => ns === 'default' && pod === 'p1' && c === 'init' ? 'PodInitializing' : undefined,
+    hasContainer: (ns, pod, c) => ns === 'default' && pod === 'p1' && (c === 'main' || c === 'init'),
     containerRunning: () => false,
     statsSummary: async () => ({ node: { nodeName: 'node-a' }, pods: [] }),
     healthChecks: () => [{ name: 'ping', ok: true }, { name: 'syncloop', ok: true }]
@@ -153,6 +155,12 @@ t.test('returns container logs with tailLines and timestamps, joining partial li
   const missing = await request(`https://127.0.0.1:${s.port}/containerLogs/default/p1/other`, { dispatcher: agent })
   t.equal(missing.statusCode, 404)
   await body(missing)
+  const waiting = await request(`https://127.0.0.1:${s.port}/containerLogs/default/p1/init`, { dispatcher: agent })
+  t.equal(waiting.statusCode, 400)
+  t.equal(JSON.parse(await body(waiting)).message, 'container "init" in pod "p1" is waiting to start: PodInitializing')
+  const previous = await request(`https://127.0.0.1:${s.port}/containerLogs/default/p1/main?previous=true`, { dispatcher: agent })
+  t.equal(previous.statusCode, 400)
+  t.equal(JSON.parse(await body(previous)).message, 'previous terminated container "main" in pod "p1" not found')
 })
 
 t.test('the read-only port serves pods but not logs, and the healthz port serves health', async t => {

@@ -14,6 +14,9 @@ export interface AgentView {
   pods(): Array<Record<string, unknown>>
   /** The CRI log file of a container, or undefined when the pod/container is unknown. */
   containerLogPath(namespace: string, pod: string, container: string, previous: boolean): string | undefined
+  /** Why a container that never started has no log (undefined when it has one, or is unknown). */
+  containerWaiting(namespace: string, pod: string, container: string): string | undefined
+  hasContainer(namespace: string, pod: string, container: string): boolean
   containerRunning(namespace: string, pod: string, container: string): boolean
   statsSummary(): Promise<Record<string, unknown>>
   /** Named health checks; all must pass for /healthz to answer 200. */
@@ -80,8 +83,12 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
     const [, , namespace, pod, container] = parts
     if (!namespace || !pod || !container) { status(res, 400, 'BadRequest', 'path must be /containerLogs/{namespace}/{pod}/{container}'); return }
     const previous = url.searchParams.get('previous') === 'true'
+    if (!o.view.hasContainer(namespace, pod, container)) { status(res, 404, 'NotFound', `container "${container}" in pod "${pod}" not found`); return }
+    const waiting = previous ? undefined : o.view.containerWaiting(namespace, pod, container)
+    // The kubelet's answers for a container without the asked-for log (kubectl prints them as they are).
+    if (waiting !== undefined) { status(res, 400, 'BadRequest', `container "${container}" in pod "${pod}" is waiting to start: ${waiting}`); return }
     const path = o.view.containerLogPath(namespace, pod, container, previous)
-    if (path === undefined) { status(res, 404, 'NotFound', `container "${container}" in pod "${pod}" not found`); return }
+    if (path === undefined) { status(res, 400, 'BadRequest', `previous terminated container "${container}" in pod "${pod}" not found`); return }
     const q: LogQuery = {
       tailLines: intParam(url, 'tailLines'),
       limitBytes: intParam(url, 'limitBytes'),
