@@ -6,7 +6,7 @@ import { badRequest, requestEntityTooLarge } from '../errors/status-error.js'
 import type { DecodedObject } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
 import type { BodyFormat } from './negotiate.js'
-import { findDuplicateKeys } from './json-duplicates.js'
+import { findDuplicateKeys, MAX_JSON_DEPTH, MaxDepthError } from './json-duplicates.js'
 
 /** Kubernetes' limit for a request body (3 MiB). */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -64,7 +64,12 @@ export function decodeJson (text: string): DecodedObject {
     throw badRequest(`couldn't get version/kind; json parse error: ${why}`)
   }
   const object = requireObject(value)
-  return { object, duplicateFields: findDuplicateKeys(text) }
+  try {
+    return { object, duplicateFields: findDuplicateKeys(text) }
+  } catch (err) {
+    if (err instanceof MaxDepthError) throw badRequest(`couldn't get version/kind; json parse error: ${err.message}`)
+    throw err
+  }
 }
 
 /** YAML text (one document) to an object plus duplicate field paths. */
@@ -84,12 +89,17 @@ export function decodeYaml (text: string): DecodedObject {
   if (real.length > 1) throw badRequest(`the request body holds ${real.length} YAML documents; send one object per request`)
   const doc = real[0]
   const duplicateFields: string[] = []
-  collectYamlDuplicates(doc.contents, '', duplicateFields)
-  const object = requireObject(doc.toJS({ maxAliasCount: 100 }))
-  return { object, duplicateFields }
+  try {
+    collectYamlDuplicates(doc.contents, '', duplicateFields, 0)
+    return { object: requireObject(doc.toJS({ maxAliasCount: 100 })), duplicateFields }
+  } catch (err) {
+    if (err instanceof MaxDepthError || err instanceof RangeError) throw badRequest("couldn't get version/kind; yaml parse error: exceeded max depth")
+    throw err
+  }
 }
 
-function collectYamlDuplicates (node: unknown, path: string, out: string[]): void {
+function collectYamlDuplicates (node: unknown, path: string, out: string[], depth: number): void {
+  if (depth > MAX_JSON_DEPTH) throw new MaxDepthError()
   if (isMap(node)) {
     const seen = new Set<string>()
     for (const pair of node.items) {
@@ -97,10 +107,10 @@ function collectYamlDuplicates (node: unknown, path: string, out: string[]): voi
       const p = path === '' ? k : `${path}.${k}`
       if (seen.has(k)) out.push(p)
       else seen.add(k)
-      collectYamlDuplicates(pair.value as YamlNode, p, out)
+      collectYamlDuplicates(pair.value as YamlNode, p, out, depth + 1)
     }
   } else if (isSeq(node)) {
-    node.items.forEach((item, i) => collectYamlDuplicates(item, `${path}[${i}]`, out))
+    node.items.forEach((item, i) => collectYamlDuplicates(item, `${path}[${i}]`, out, depth + 1))
   }
 }
 

@@ -29,8 +29,16 @@ function readString (text: string, i: number): [string, number] {
   return [escaped ? JSON.parse(raw) as string : raw.slice(1, -1), j + 1]
 }
 
+/** Nesting beyond this is refused, as Go's JSON decoder does (and nothing downstream may recurse deeper). */
+export const MAX_JSON_DEPTH = 10_000
+
+export class MaxDepthError extends Error {
+  constructor () { super('exceeded max depth'); this.name = 'MaxDepthError' }
+}
+
 /**
  * Returns the paths of repeated keys in document order (`metadata.labels.app`, `spec.containers[0].name`).
+ * Throws MaxDepthError past MAX_JSON_DEPTH levels of nesting.
  * Precondition: `text` already parsed with JSON.parse (so it is well formed); this only tracks structure.
  */
 export function findDuplicateKeys (text: string): string[] {
@@ -58,6 +66,7 @@ export function findDuplicateKeys (text: string): string[] {
     }
     if (c === 123 /* { */ || c === 91 /* [ */) {
       const isObject = c === 123
+      if (stack.length >= MAX_JSON_DEPTH) throw new MaxDepthError()
       stack.push({ isObject, keys: isObject ? new Set() : undefined, path: childPath(), index: 0, key: undefined, expectKey: isObject })
     } else if (c === 125 || c === 93) {
       stack.pop()
