@@ -29,8 +29,12 @@ function readString (text: string, i: number): [string, number] {
   return [escaped ? JSON.parse(raw) as string : raw.slice(1, -1), j + 1]
 }
 
-/** Nesting beyond this is refused, as Go's JSON decoder does (and nothing downstream may recurse deeper). */
-export const MAX_JSON_DEPTH = 10_000
+/**
+ * Nesting beyond this is refused with 400. Go's decoder allows 10,000 levels; V8's JSON.stringify and
+ * the recursive schema walkers overflow the stack at a few thousand, so orch draws the line at 1,000,
+ * far deeper than any real object.
+ */
+export const MAX_JSON_DEPTH = 1000
 
 export class MaxDepthError extends Error {
   constructor () { super('exceeded max depth'); this.name = 'MaxDepthError' }

@@ -1,8 +1,12 @@
-// Computed Table cells of built-in kinds: what Kubernetes' printers derive in code rather than by JSONPath.
+// Computed Table cells of built-in kinds: what Kubernetes' printers (pkg/printers/internalversion) derive in code.
+
+import { accessModes, formatEndpoints, formatLabels, humanDuration, since, timeOf } from './print-format.js'
+import { WORKLOAD_PRINTERS } from './printers-workloads.js'
 
 type Obj = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
-export type ColumnPrinter = (object: Obj) => unknown
+/** A computed cell; `now` (ms) is for cells that show ages. */
+export type ColumnPrinter = (object: Obj, now: number) => unknown
 
 function podStatus (pod: Obj): string {
   const status = pod.status ?? {}
@@ -63,37 +67,132 @@ function servicePorts (svc: Obj): string {
 }
 
 function serviceExternalIP (svc: Obj): string {
-  const ips: string[] = [...(svc.spec?.externalIPs ?? [])]
-  for (const ing of svc.status?.loadBalancer?.ingress ?? []) ips.push(ing.ip ?? ing.hostname)
-  if (ips.length > 0) return ips.join(',')
-  return svc.spec?.type === 'LoadBalancer' ? '<pending>' : '<none>'
+  const external: string[] = svc.spec?.externalIPs ?? []
+  switch (svc.spec?.type ?? 'ClusterIP') {
+    case 'ClusterIP':
+    case 'NodePort':
+      return external.length > 0 ? external.join(',') : '<none>'
+    case 'LoadBalancer': {
+      const lb = ((svc.status?.loadBalancer?.ingress ?? []) as Obj[]).map(i => i.ip ?? i.hostname ?? '').filter(Boolean)
+      const all = [...lb, ...external]
+      return all.length > 0 ? all.join(',') : '<pending>'
+    }
+    case 'ExternalName':
+      return svc.spec?.externalName ?? ''
+    default:
+      return '<unknown>'
+  }
+}
+
+/** A pod's restarts and, when it restarted, how long ago the last one ended: `3 (5m ago)`. */
+function podRestarts (pod: Obj, now: number): string {
+  const initializing = podInitializing(pod)
+  const initSpecs = new Map(((pod.spec?.initContainers ?? []) as Obj[]).map(c => [c.name, c]))
+  let restarts = 0
+  let last: number | undefined
+  const count = (s: Obj): void => {
+    restarts += s.restartCount ?? 0
+    const t = timeOf(s.lastState?.terminated?.finishedAt)
+    if (t !== undefined && (last === undefined || t > last)) last = t
+  }
+  for (const s of (pod.status?.initContainerStatuses ?? []) as Obj[]) {
+    if (initializing || initSpecs.get(s.name)?.restartPolicy === 'Always') count(s)
+  }
+  if (!initializing) for (const s of (pod.status?.containerStatuses ?? []) as Obj[]) count(s)
+  return restarts !== 0 && last !== undefined ? `${restarts} (${humanDuration(now - last)} ago)` : String(restarts)
+}
+
+function podInitializing (pod: Obj): boolean {
+  const specs = new Map(((pod.spec?.initContainers ?? []) as Obj[]).map(c => [c.name, c]))
+  for (const s of (pod.status?.initContainerStatuses ?? []) as Obj[]) {
+    if (specs.get(s.name)?.restartPolicy === 'Always' && s.started === true) continue
+    if (s.state?.terminated?.exitCode === 0) continue
+    return true
+  }
+  return false
+}
+
+function nodeAddress (type: string): ColumnPrinter {
+  return node => ((node.status?.addresses ?? []) as Obj[]).find(a => a.type === type)?.address ?? '<none>'
+}
+
+const orUnknown = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '<unknown>')
+const orNone = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '<none>')
+const orUnset = (v: unknown): string => (typeof v === 'string' ? v : '<unset>')
+const terminatingOr = (o: Obj, phase: unknown): string => (o.metadata?.deletionTimestamp ? 'Terminating' : String(phase ?? ''))
+
+/** Event times as kubectl shows them: the series or last time, falling back to the first (or event) time. */
+function eventFirstSeen (ev: Obj, now: number): string {
+  return ev.firstTimestamp ? since(ev.firstTimestamp, now) : since(ev.eventTime, now)
+}
+function eventLastSeen (ev: Obj, now: number): string {
+  if (ev.series) return since(ev.series.lastObservedTime, now)
+  return ev.lastTimestamp ? since(ev.lastTimestamp, now) : eventFirstSeen(ev, now)
+}
+
+function eventSource (ev: Obj): string {
+  const component = ev.source?.component || ev.reportingComponent || ''
+  const host = ev.source?.host || ev.reportingInstance || ''
+  if (!component) return '<unknown>'
+  return host ? `${component}, ${host}` : component
 }
 
 /** Named computed columns, referenced by PrinterColumn.printer in the built-in catalog. */
 export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
+  ...WORKLOAD_PRINTERS,
   podReady: pod => {
     const list: Obj[] = pod.status?.containerStatuses ?? []
     const total = (pod.spec?.containers ?? []).length
     return `${list.filter(s => s.ready === true).length}/${total}`
   },
   podStatus,
-  podRestarts: pod => ((pod.status?.containerStatuses ?? []) as Obj[]).reduce((n, s) => n + (s.restartCount ?? 0), 0),
+  podRestarts,
+  podIP: pod => orNone(pod.status?.podIPs?.[0]?.ip ?? pod.status?.podIP),
+  podNode: pod => orNone(pod.spec?.nodeName),
+  podNominatedNode: pod => orNone(pod.status?.nominatedNodeName),
+  podReadinessGates: pod => {
+    const gates: Obj[] = pod.spec?.readinessGates ?? []
+    if (gates.length === 0) return '<none>'
+    const conds: Obj[] = pod.status?.conditions ?? []
+    const ready = gates.filter(g => conds.some(c => c.type === g.conditionType && c.status === 'True')).length
+    return `${ready}/${gates.length}`
+  },
   nodeStatus,
   nodeRoles,
-  replicasReady: o => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
-  jobCompletions: job => {
-    const succeeded = job.status?.succeeded ?? 0
-    const completions = job.spec?.completions
-    return completions === undefined || completions === null ? `${succeeded}/1 of ${job.spec?.parallelism ?? 1}` : `${succeeded}/${completions}`
-  },
+  nodeInternalIP: nodeAddress('InternalIP'),
+  nodeExternalIP: nodeAddress('ExternalIP'),
+  nodeOSImage: node => orUnknown(node.status?.nodeInfo?.osImage),
+  nodeKernelVersion: node => orUnknown(node.status?.nodeInfo?.kernelVersion),
+  nodeContainerRuntime: node => orUnknown(node.status?.nodeInfo?.containerRuntimeVersion),
   dataCount: o => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length,
+  serviceClusterIP: svc => orNone(svc.spec?.clusterIPs?.[0] ?? svc.spec?.clusterIP),
   servicePorts,
   serviceExternalIP,
+  serviceSelector: svc => formatLabels(svc.spec?.selector),
+  serviceAccountSecrets: sa => (sa.secrets ?? []).length,
+  endpoints: formatEndpoints,
+  pvCapacity: pv => String(pv.spec?.capacity?.storage ?? '0'),
+  pvAccessModes: pv => accessModes(pv.spec?.accessModes),
+  pvStatus: pv => terminatingOr(pv, pv.status?.phase),
+  pvClaim: pv => (pv.spec?.claimRef ? `${pv.spec.claimRef.namespace ?? ''}/${pv.spec.claimRef.name ?? ''}` : ''),
+  pvStorageClass: pv => pv.spec?.storageClassName ?? pv.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '',
+  pvVolumeAttributesClass: pv => orUnset(pv.spec?.volumeAttributesClassName),
+  volumeMode: o => orUnset(o.spec?.volumeMode),
+  pvcStatus: pvc => terminatingOr(pvc, pvc.status?.phase),
+  pvcCapacity: pvc => (pvc.spec?.volumeName ? String(pvc.status?.capacity?.storage ?? '0') : ''),
+  pvcAccessModes: pvc => (pvc.spec?.volumeName ? accessModes(pvc.status?.accessModes) : ''),
+  pvcStorageClass: pvc => pvc.spec?.storageClassName ?? pvc.metadata?.annotations?.['volume.beta.kubernetes.io/storage-class'] ?? '',
+  pvcVolumeAttributesClass: pvc => orUnset(pvc.status?.currentVolumeAttributesClassName),
   /** `kind/name` of what an Event is about, as kubectl's OBJECT column. */
   eventObject: ev => {
     const o = ev.involvedObject ?? ev.regarding ?? {}
-    return `${String(o.kind ?? '').toLowerCase()}/${o.name ?? ''}`
+    const kind = String(o.kind ?? '').toLowerCase()
+    return o.name ? `${kind}/${o.name}` : kind
   },
-  /** The newest of an Event's times (lastTimestamp, eventTime, series, creation), for LAST SEEN. */
-  eventLastSeen: ev => ev.series?.lastObservedTime ?? ev.lastTimestamp ?? ev.eventTime ?? ev.metadata?.creationTimestamp ?? null
+  eventSubobject: ev => ev.involvedObject?.fieldPath ?? '',
+  eventSource,
+  eventMessage: ev => String(ev.message ?? '').trim(),
+  eventLastSeen,
+  eventFirstSeen,
+  eventCount: ev => (ev.series ? ev.series.count ?? 0 : ev.count || 1)
 }
