@@ -72,14 +72,40 @@ export function validationErrors (core: ResourceCore, obj: Obj, old?: Obj): Fiel
 }
 
 /**
+ * kube-apiserver decodes built-in kinds into Go types, so a wrongly typed field there is a decode error
+ * (400, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ...`); custom
+ * resources are decoded loosely and their type errors are schema validation errors (422).
+ */
+function decodeError (core: ResourceCore, detail: string): ReturnType<typeof badRequest> {
+  const { group, version, kind } = core.def
+  const qualified = group === '' ? kind : `${kind}.${group}`
+  return badRequest(`${qualified} in version "${version}" cannot be handled as a ${kind}: ${detail}`)
+}
+
+const GO_TYPES: Record<string, string> = { string: 'string', integer: 'int64', int32: 'int32', int64: 'int64', number: 'float64', boolean: 'bool', object: 'map[string]interface {}', array: '[]interface {}' }
+const JSON_KINDS: Record<string, string> = { string: 'string', integer: 'number', number: 'number', boolean: 'bool', object: 'object', array: 'array', null: 'null' }
+
+/** A type error in the words of Go's JSON decoder, when the schema's message says what was wanted and found. */
+function unmarshalDetail (e: FieldError): string {
+  const m = /^Invalid value: "(\w+)": .* must be of type ([\w,-]+)/.exec(e.message)
+  if (m === null || JSON_KINDS[m[1]!] === undefined) return `${e.field}: ${e.message}`
+  const wanted = m[2]!.includes(',') ? 'intstr.IntOrString' : (GO_TYPES[m[2]!] ?? m[2]!)
+  return `json: cannot unmarshal ${JSON_KINDS[m[1]!]} into Go struct field ${e.field} of type ${wanted}`
+}
+
+/**
  * The first-fatal-error rule: strict problems plus a type error answer 400 with only the type error;
- * strict problems alone answer 400 naming all of them; field errors alone answer 422.
+ * strict problems alone answer 400 naming all of them; field errors alone answer 422. For built-in
+ * kinds a type error is a 400 decode error in any case.
  */
 export function finishValidation (core: ResourceCore, name: string, strictProblems: string[], errs: FieldError[]): void {
+  const builtin = core.def.custom === undefined
+  const typeErr = errs.find(e => e.type === TYPE_ERROR)
+  if (builtin && typeErr !== undefined) throw decodeError(core, unmarshalDetail(typeErr))
   if (strictProblems.length > 0) {
-    const typeErr = errs.find(e => e.type === TYPE_ERROR)
     if (typeErr !== undefined) throw badRequest(`${typeErr.field}: ${typeErr.message}`)
-    throw badRequest(`strict decoding error: ${strictProblems.join(', ')}`)
+    const detail = `strict decoding error: ${strictProblems.join(', ')}`
+    throw builtin ? decodeError(core, detail) : badRequest(detail)
   }
   if (errs.length > 0) {
     throw invalid(core.def.group, core.def.kind, name,
