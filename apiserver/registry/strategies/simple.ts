@@ -26,8 +26,25 @@ export const eventStrategy: Strategy = {
   }
 }
 
+/** Secrets: `stringData` is write-only, merged into `data` (base64) on every write, as Kubernetes does. */
+function mergeStringData (obj: Record<string, unknown>): void {
+  const stringData = obj.stringData
+  if (stringData === null || typeof stringData !== 'object') { delete obj.stringData; return }
+  const data = { ...(obj.data as Record<string, string> | undefined) }
+  for (const [k, v] of Object.entries(stringData as Record<string, unknown>)) {
+    if (typeof v === 'string') data[k] = Buffer.from(v, 'utf8').toString('base64')
+  }
+  obj.data = data
+  delete obj.stringData
+}
+
 export const secretStrategy: Strategy = {
-  fieldLabels: { type: field('type') }
+  fieldLabels: { type: field('type') },
+  prepareForCreate (obj) {
+    mergeStringData(obj)
+    obj.type ??= 'Opaque'
+  },
+  prepareForUpdate (obj) { mergeStringData(obj) }
 }
 
 export const replicaSetStrategy: Strategy = {
