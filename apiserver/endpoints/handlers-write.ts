@@ -41,7 +41,7 @@ function scaleKind (call: Call): [string | undefined, string | undefined] {
   return call.subresource === 'scale' ? ['Scale', 'autoscaling/v1'] : [undefined, undefined]
 }
 
-function respond (call: Call, status: number, bytes: Buffer, ctx: RequestContext): void {
+export function respond (call: Call, status: number, bytes: Buffer, ctx: RequestContext): void {
   const media = call.media.form === 'yaml' ? call.media : { form: 'json' as const }
   send(call.req, call.res, status, encodeObject(bytes, media, call.pretty), warningHeaders(ctx.warnings))
 }
@@ -85,18 +85,33 @@ async function deleteContext (call: Call): Promise<{ ctx: RequestContext; opts: 
   const q = new URLSearchParams(call.url.searchParams)
   q.delete('dryRun')
   const ctx = buildRequestContext(call.req, call.user, q, true)
-  ctx.dryRun = parseDryRun(dryRun)
+  ctx.dryRun = parseDryRun(dryRun, 'DeleteOptions')
   return { ctx, opts }
 }
 
 /**
- * 200 with the object, as kube-apiserver answers, also while finalizers or a grace period keep it;
+ * 200 as kube-apiserver answers: the object while finalizers or a grace period keep it; once it is gone,
+ * the object for kinds whose store returns it (`returnDeletedObject`), else a Status of success naming it.
  * 202 only when the object is kept and the client asked for cascading deletion with orphanDependents=false.
  */
 export async function serveDelete (call: Call): Promise<void> {
   const { ctx, opts } = await deleteContext(call)
   const result = await call.handler.delete(ctx, call.info.namespace, call.info.name, opts)
+  if (result.deleted && call.def.returnDeletedObject !== true) {
+    respond(call, 200, deletedStatus(call, result.object), ctx)
+    return
+  }
   respond(call, !result.deleted && opts.orphanDependents === false ? 202 : 200, result.bytes, ctx)
+}
+
+/** The Status kube-apiserver's store answers for a deleted object; `kind` holds the resource, as there. */
+function deletedStatus (call: Call, obj: Record<string, unknown>): Buffer {
+  const meta = (obj.metadata ?? {}) as { name?: string, uid?: string }
+  const details: Record<string, string> = { name: meta.name ?? call.info.name }
+  if (call.def.group !== '') details.group = call.def.group
+  details.kind = call.def.plural
+  if (meta.uid !== undefined && meta.uid !== '') details.uid = meta.uid
+  return Buffer.from(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }))
 }
 
 export async function serveDeleteCollection (call: Call): Promise<void> {

@@ -113,7 +113,7 @@ t.test('answers 405 for methods a path does not take', async t => {
   t.equal(post.json.reason, 'MethodNotAllowed')
   t.equal((await call('PUT', '/api/v1/namespaces/default/configmaps', cm('a'))).status, 405)
   t.equal((await call('DELETE', '/apis/apps/v1/namespaces/default/deployments/d/status')).status, 405)
-  t.equal((await call('PATCH', '/api/v1/namespaces/default/configmaps/a', '{}', { 'content-type': 'application/merge-patch+json' })).status, 405)
+  t.equal((await call('PATCH', '/apis/apps/v1/namespaces/default/deployments', '{}', { 'content-type': 'application/merge-patch+json' })).status, 405)
 })
 
 t.test('answers 406 when no acceptable media type is served', async t => {
@@ -179,21 +179,27 @@ t.test('translates an unexpected error into a 500 Status without a stack', async
   t.notMatch(r.text, /\n\s+at /)
 })
 
-t.test('validates query parameters with 400', async t => {
+t.test('validates list parameters with 400 and write options with 422, as kube-apiserver', async t => {
   const { call } = await start(t)
-  const cases: Array<[string, string, RegExp]> = [
-    ['POST', '/api/v1/namespaces/default/configmaps?dryRun=Yes', /dryRun: Unsupported value: "Yes"/],
-    ['POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Loud', /fieldValidation: Unsupported value/],
-    ['GET', '/api/v1/namespaces/default/configmaps?limit=ten', /limit/],
-    ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact', /resourceVersionMatch is forbidden unless resourceVersion is provided/],
-    ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Later&resourceVersion=3', /resourceVersionMatch: Unsupported value/],
-    ['DELETE', '/api/v1/namespaces/default/configmaps/x?propagationPolicy=Sideways', /propagationPolicy: Unsupported value/]
+  const cases: Array<[string, string, number, RegExp]> = [
+    ['POST', '/api/v1/namespaces/default/configmaps?dryRun=Yes', 422, /^CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Yes": supported values: "All"$/],
+    ['POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Loud', 422, /^CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value/],
+    ['GET', '/api/v1/namespaces/default/configmaps?limit=ten', 400, /limit/],
+    ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact', 400, /resourceVersionMatch is forbidden unless resourceVersion is provided/],
+    ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Later&resourceVersion=3', 400, /resourceVersionMatch: Unsupported value/],
+    ['DELETE', '/api/v1/namespaces/default/configmaps/x?propagationPolicy=Sideways', 422, /^DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value/]
   ]
-  for (const [m, p, msg] of cases) {
+  for (const [m, p, code, msg] of cases) {
     const r = await call(m, p, m === 'POST' ? cm('q') : undefined)
-    t.equal(r.status, 400, p)
+    t.equal(r.status, code, p)
     t.match(r.json.message, msg, p)
   }
+})
+
+t.test('dryRun present without a value is a real request (spec 4.9.2)', async t => {
+  const { call } = await start(t)
+  t.equal((await call('POST', '/api/v1/namespaces/default/configmaps?dryRun', cm('real'))).status, 201)
+  t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/real')).status, 200, 'it was stored')
 })
 
 t.test('reports duplicate fields as Warning headers or a Strict 400', async t => {

@@ -1,7 +1,7 @@
 // Who is asking and with which options: authenticate, authorize, the RequestContext, and query parameter validation.
 
 import type { IncomingMessage } from 'node:http'
-import { badRequest } from '../errors/status-error.js'
+import { badRequest, invalid } from '../errors/status-error.js'
 import type { DeleteOptions, FieldValidation, ListQuery, RequestContext, UserInfo, WatchQuery } from '../registry/types.js'
 import type { RequestInfo } from './request-info.js'
 
@@ -18,20 +18,33 @@ export function authorize (_user: UserInfo, _info: RequestInfo): void {}
 
 const FIELD_VALIDATIONS: FieldValidation[] = ['Ignore', 'Warn', 'Strict']
 
-function unsupported (field: string, value: string, supported: string[]): never {
-  throw badRequest(`${field}: Unsupported value: "${value}": supported values: ${supported.map(s => `"${s}"`).join(', ')}`,
-    [{ reason: 'FieldValueNotSupported', field, message: `Unsupported value: "${value}"` }])
+/** The options kind of a write, as kube-apiserver names it when an option is invalid (422). */
+export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions'
+
+const OPTIONS_BY_METHOD: Record<string, WriteOptionsKind> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' }
+
+/** Invalid write options are 422 `CreateOptions.meta.k8s.io "" is invalid: ...`, as kube-apiserver validates them. */
+function invalidOption (kind: WriteOptionsKind, field: string, reason: string, message: string): never {
+  throw invalid('meta.k8s.io', `${kind}.meta.k8s.io`, '', [{ reason, field, message }])
 }
 
-/** dryRun: absent -> false; every value must be `All` (the only dry-run mode Kubernetes has). */
-export function parseDryRun (values: string[]): boolean {
-  for (const v of values) if (v !== 'All') unsupported('dryRun', v, ['All'])
-  return values.length > 0
+function unsupported (kind: WriteOptionsKind, field: string, value: string, supported: string[]): never {
+  invalidOption(kind, field, 'FieldValueNotSupported', `Unsupported value: "${value}": supported values: ${supported.map(s => `"${s}"`).join(', ')}`)
 }
 
-export function parseFieldValidation (value: string | null): FieldValidation {
+/**
+ * dryRun: absent or present without a value -> a real request (spec 4.9.2: side effects permitted);
+ * otherwise every value must be `All`, the only dry-run mode Kubernetes has.
+ */
+export function parseDryRun (values: string[], kind: WriteOptionsKind = 'CreateOptions'): boolean {
+  const given = values.filter(v => v !== '')
+  for (const v of given) if (v !== 'All') unsupported(kind, 'dryRun', v, ['All'])
+  return given.length > 0
+}
+
+export function parseFieldValidation (value: string | null, kind: WriteOptionsKind = 'CreateOptions'): FieldValidation {
   if (value === null || value === '') return 'Warn'
-  if (!(FIELD_VALIDATIONS as string[]).includes(value)) unsupported('fieldValidation', value, FIELD_VALIDATIONS)
+  if (!(FIELD_VALIDATIONS as string[]).includes(value)) unsupported(kind, 'fieldValidation', value, FIELD_VALIDATIONS)
   return value as FieldValidation
 }
 
@@ -42,11 +55,12 @@ export function buildRequestContext (req: IncomingMessage, user: UserInfo, query
   if (fieldManager !== undefined && fieldManager.length > 128) {
     throw badRequest('fieldManager: Too long: may not be more than 128 bytes')
   }
+  const kind = OPTIONS_BY_METHOD[req.method ?? ''] ?? 'CreateOptions'
   return {
     user,
-    dryRun: write ? parseDryRun(query.getAll('dryRun')) : false,
+    dryRun: write ? parseDryRun(query.getAll('dryRun'), kind) : false,
     fieldManager,
-    fieldValidation: write ? parseFieldValidation(query.get('fieldValidation')) : 'Warn',
+    fieldValidation: write ? parseFieldValidation(query.get('fieldValidation'), kind) : 'Warn',
     userAgent,
     warnings: []
   }
@@ -69,7 +83,8 @@ export function parseBoolean (name: string, value: string | null): boolean | und
 
 function parseMatch (value: string | null): 'Exact' | 'NotOlderThan' | undefined {
   if (value === null || value === '') return undefined
-  if (value !== 'Exact' && value !== 'NotOlderThan') unsupported('resourceVersionMatch', value, ['Exact', 'NotOlderThan'])
+  // List options stay 400, as spec 7 lists them.
+  if (value !== 'Exact' && value !== 'NotOlderThan') throw badRequest(`resourceVersionMatch: Unsupported value: "${value}": supported values: "Exact", "NotOlderThan"`)
   return value
 }
 
@@ -91,7 +106,7 @@ export function parseListQuery (q: URLSearchParams): ListQuery {
     throw badRequest('specifying resourceVersion is not allowed when using continue')
   }
   if (resourceVersionMatch === 'Exact' && resourceVersion === '0') {
-    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    throw badRequest('resourceVersionMatch: Forbidden: resourceVersionMatch "Exact" is forbidden for resourceVersion "0"')
   }
   const out: ListQuery = {}
   const labelSelector = optional(q, 'labelSelector')
@@ -155,13 +170,13 @@ export function parseDeleteOptions (q: URLSearchParams, body: Record<string, unk
     if (Array.isArray(body.dryRun)) dryRun = body.dryRun.map(String)
   }
   if (opts.orphanDependents !== undefined && opts.propagationPolicy !== undefined) {
-    throw badRequest('propagationPolicy: Invalid value: "' + opts.propagationPolicy + '": orphanDependents and deletionPropagation cannot be both set')
+    invalidOption('DeleteOptions', 'propagationPolicy', 'FieldValueInvalid', `Invalid value: "${opts.propagationPolicy ?? ''}": orphanDependents and deletionPropagation cannot be both set`)
   }
   return { opts, dryRun }
 }
 
 function checkPolicy (value: string): DeleteOptions['propagationPolicy'] {
-  if (!(PROPAGATION as readonly string[]).includes(value)) unsupported('propagationPolicy', value, [...PROPAGATION])
+  if (!(PROPAGATION as readonly string[]).includes(value)) unsupported('DeleteOptions', 'propagationPolicy', value, [...PROPAGATION])
   return value as DeleteOptions['propagationPolicy']
 }
 
