@@ -1,6 +1,6 @@
 // Two-phase deletion (spec 3): preconditions, propagation finalizers, graceful deletion, finalizers, removal.
 // Propagation: Orphan adds the `orphan` finalizer, Foreground `foregroundDeletion`, as Kubernetes does.
-// orch has no garbage collector yet, so nothing removes those two: such objects stay until a client does.
+// The garbage collector (garbage-collector.ts) handles those two: it orphans or deletes the dependents, then removes them.
 
 import { conflict, notFound } from '../errors/status-error.js'
 import { isStorageError } from '../storage/store.js'
@@ -79,7 +79,8 @@ async function markForDeletion (core: ResourceCore, ctx: RequestContext, key: st
   if (meta.deletionTimestamp === undefined || meta.deletionTimestamp === null) {
     meta.deletionTimestamp = rfc3339(now + grace * 1000)
     meta.deletionGracePeriodSeconds = grace
-    meta.generation = (meta.generation ?? 1) + 1
+    // Kubernetes' BeforeDelete bumps the generation only of objects that have one.
+    if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation += 1
     core.strategy.beginDelete?.(obj)
     changed = true
   } else if ((meta.deletionGracePeriodSeconds ?? 0) > grace) {

@@ -9,6 +9,7 @@ import { systemClock, type Clock, type Logger } from './core.js'
 import { builtinStrategy } from './strategies/index.js'
 import { NamespaceController, namespaceAdmission } from './namespaces.js'
 import { CrdController, customResourceStrategy, type CrdServing } from './crds.js'
+import { GarbageCollector } from './garbage-collector.js'
 import { resourcePrefix } from './keys.js'
 import type { Strategy } from './strategy.js'
 import { noCelRules, type CelRules, type CompiledRules } from './cel-rules.js'
@@ -25,6 +26,8 @@ export interface RegistryOptions {
   bookmarkIntervalMs?: number
   /** Retry delay of the namespace and CRD controllers while objects remain (default 500 ms). */
   controllerRetryMs?: number
+  /** Full re-list interval of the garbage collector (default 0: at start and after a failed watch only). */
+  gcResyncMs?: number
   serviceCIDR?: string
   nodePortRange?: [number, number]
   /** CRD validation rules (x-orch-validations) through the CEL sandbox; without it, CRDs with rules are refused. */
@@ -35,6 +38,7 @@ export interface OrchRegistry extends Registry {
   /** The GenericStore behind a handler (controllers, tests). */
   store(group: string, version: string, plural: string): GenericStore | undefined
   namespaceController(): NamespaceController
+  garbageCollector(): GarbageCollector
 }
 
 const keyOf = (g: string, v: string, p: string): string => `${g}/${v}/${p}`
@@ -129,6 +133,15 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     crdController = new CrdController({ store: o.store, crds: crdHandler, serving, clock, logger: o.logger, retryMs: o.controllerRetryMs })
   }
 
+  const gc = new GarbageCollector({
+    store: o.store,
+    handlers: () => [...handlers.values()],
+    onDefinitionsChanged: l => { listeners.add(l); return () => { listeners.delete(l) } },
+    logger: o.logger,
+    retryMs: o.controllerRetryMs,
+    resyncMs: o.gcResyncMs
+  })
+
   return {
     definitions () {
       return [...handlers.values()].map(h => h.definition)
@@ -141,6 +154,7 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
       return handlers.get(keyOf(group, version, plural))
     },
     namespaceController: () => nsController,
+    garbageCollector: () => gc,
     onDefinitionsChanged (listener) {
       listeners.add(listener)
       return () => { listeners.delete(listener) }
@@ -150,8 +164,10 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
       started = true
       await nsController.start()
       await crdController?.start()
+      await gc.start()
     },
     async stop () {
+      gc.stop()
       nsController.stop()
       crdController?.stop()
       for (const h of handlers.values()) h.stop()

@@ -1,6 +1,6 @@
 // The scale subresource: an autoscaling/v1 Scale view of the replicas paths a definition declares.
 
-import { badRequest, notFound } from '../errors/status-error.js'
+import { badRequest, invalid, notFound } from '../errors/status-error.js'
 import type { ScaleSubresource } from '../schema/types.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
 import type { ResourceCore } from './core.js'
@@ -79,8 +79,12 @@ export async function updateScale (core: ResourceCore, ctx: RequestContext, name
   const sc = scaleDef(core)
   const scale = body.object as { metadata?: { name?: string, resourceVersion?: string }, spec?: { replicas?: unknown } }
   const replicas = scale.spec?.replicas ?? 0
-  if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-    throw badRequest(`spec.replicas: Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`)
+  if (typeof replicas !== 'number' || !Number.isInteger(replicas)) {
+    throw badRequest(`Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal ${typeof replicas} into Go struct field ScaleSpec.spec.replicas of type int32`)
+  }
+  if (replicas < 0) {
+    // As kube-apiserver's ValidateScale: a 422 about the Scale object.
+    throw invalid('autoscaling', 'Scale.autoscaling', scale.metadata?.name ?? '', [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${replicas}: must be greater than or equal to 0` }])
   }
   const kv = await core.store.get(objectKey(core.def, namespace, name))
   if (kv === undefined) throw notFound(core.qr, name)
