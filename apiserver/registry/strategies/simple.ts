@@ -1,7 +1,7 @@
 // Small strategies: field selectors of node, event, secret; the workload and job rules of workload-validation.ts.
 
 import type { Strategy } from '../strategy.js'
-import { validateJob, validateReplicatedWorkload } from './workload-validation.js'
+import { defaultJob, validateJob, validateReplicatedWorkload, validateWorkloadUpdate } from './workload-validation.js'
 import { fieldPathValue, type FieldGetter } from '../selectors.js'
 
 const field = (path: string): FieldGetter => o => fieldPathValue(o, path)
@@ -49,15 +49,23 @@ export const secretStrategy: Strategy = {
 
 export const replicaSetStrategy: Strategy = {
   fieldLabels: { 'status.replicas': field('status.replicas') },
-  validate: validateReplicatedWorkload
+  validate: validateReplicatedWorkload,
+  validateUpdate: validateWorkloadUpdate
 }
 
 /** Deployment, StatefulSet and DaemonSet: the selector and template rules their controllers rely on. */
 export const workloadStrategy: Strategy = {
-  validate: validateReplicatedWorkload
+  validate: validateReplicatedWorkload,
+  validateUpdate: validateWorkloadUpdate
 }
 
 export const jobStrategy: Strategy = {
   fieldLabels: { 'status.successful': field('status.succeeded') },
-  validate: validateJob
+  prepareForCreate (obj) { defaultJob(obj, String((obj.metadata as { uid?: string } | undefined)?.uid ?? '')) },
+  validate: validateJob,
+  validateUpdate: (obj, old) => {
+    const a = JSON.stringify((obj.spec as { selector?: unknown } | undefined)?.selector ?? null)
+    const b = JSON.stringify((old.spec as { selector?: unknown } | undefined)?.selector ?? null)
+    return a === b ? [] : validateWorkloadUpdate(obj, old)
+  }
 }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { selectorMatches, validateJob, validateReplicatedWorkload, validateServicePorts } from './workload-validation.js'
+import { defaultJob, selectorMatches, validateJob, validateReplicatedWorkload, validateServicePorts, validateWorkloadUpdate } from './workload-validation.js'
 
 const template = (labels: Record<string, string>, spec: Record<string, unknown> = {}) => ({ metadata: { labels }, spec: { containers: [{ name: 'c', image: 'x:1' }], ...spec } })
 const deploy = (spec: Record<string, unknown>) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd' }, spec })
@@ -33,4 +33,24 @@ t.test('service ports are required, in range, and named when there are several',
   t.same(validateServicePorts({ spec: { clusterIP: 'None' } }), [])
   t.match(validateServicePorts({ spec: { ports: [{ port: 80 }, { port: 443 }] } }), [{ field: 'spec.ports[0].name' }, { field: 'spec.ports[1].name' }])
   t.match(validateServicePorts({ spec: { ports: [{ port: 0 }] } }), [{ field: 'spec.ports[0].port', message: /between 1 and 65535/ }])
+})
+
+t.test('a workload selector is immutable', async t => {
+  const old = deploy({ selector: { matchLabels: { app: 'web' } }, template: template({ app: 'web' }) })
+  t.same(validateWorkloadUpdate(old, old), [])
+  t.match(validateWorkloadUpdate(deploy({ selector: { matchLabels: { app: 'api' } }, template: template({ app: 'api' }) }), old), [{ field: 'spec.selector', message: /field is immutable/ }])
+})
+
+t.test('a Job gets its selector, controller labels and completions by default', async t => {
+  const job: Record<string, any> = { metadata: { name: 'pi', uid: 'u-1' }, spec: { template: template({ extra: 'x' }, { restartPolicy: 'Never' }) } }
+  defaultJob(job, 'u-1')
+  t.same(job.spec.selector, { matchLabels: { 'batch.orch.io/controller-uid': 'u-1' } })
+  t.match(job.spec.template.metadata.labels, { extra: 'x', 'batch.orch.io/controller-uid': 'u-1', 'batch.orch.io/job-name': 'pi', 'job-name': 'pi' })
+  t.equal(job.spec.completions, 1)
+  t.equal(job.spec.parallelism, 1)
+  t.equal(job.spec.backoffLimit, 6)
+  const manual: Record<string, any> = { metadata: { name: 'm' }, spec: { manualSelector: true, parallelism: 3, template: template({}) } }
+  defaultJob(manual, 'u-2')
+  t.equal(manual.spec.selector, undefined, 'a manual selector is left to the user')
+  t.equal(manual.spec.completions, undefined, 'completions stay unset when parallelism is given')
 })

@@ -75,3 +75,30 @@ export function validateServicePorts (obj: Obj): FieldError[] {
   })
   return errs
 }
+
+/** Deployment, ReplicaSet, StatefulSet, DaemonSet: `spec.selector` is immutable in apps/v1. */
+export function validateWorkloadUpdate (obj: Obj, old: Obj): FieldError[] {
+  const sel = JSON.stringify(((obj.spec ?? {}) as Obj).selector ?? null)
+  const before = JSON.stringify(((old.spec ?? {}) as Obj).selector ?? null)
+  if (sel === before) return []
+  return [invalid('spec.selector', ((obj.spec ?? {}) as Obj).selector ?? null, 'field is immutable')]
+}
+
+/** Job: selector, template labels and completions defaulted as the Job registry does; the selector is then immutable. */
+export function defaultJob (obj: Obj, uid: string): void {
+  const spec = (obj.spec ??= {}) as Obj
+  const manual = spec.manualSelector === true
+  const template = (spec.template ??= {}) as Obj
+  const tmeta = (template.metadata ??= {}) as Obj
+  const name = String(((obj.metadata ?? {}) as Obj).name ?? '')
+  if (!manual) {
+    const labels = { 'batch.orch.io/controller-uid': uid, 'batch.orch.io/job-name': name, 'controller-uid': uid, 'job-name': name }
+    tmeta.labels = { ...(tmeta.labels as Record<string, string> | undefined), ...labels }
+    spec.selector ??= { matchLabels: { 'batch.orch.io/controller-uid': uid } }
+  }
+  if (spec.completions === undefined && spec.parallelism === undefined) { spec.completions = 1; spec.parallelism = 1 }
+  spec.parallelism ??= 1
+  spec.backoffLimit ??= 6
+  spec.suspend ??= false
+  spec.completionMode ??= 'NonIndexed'
+}
