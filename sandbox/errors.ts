@@ -37,13 +37,16 @@ export class SandboxError extends Error {
   readonly position?: SourcePosition
   /** The cost counted up to the failure, when the failure happened during evaluation. */
   readonly cost?: number
+  /** Compile failures: the error as cel-go's Issues.String() prints it (`ERROR: <input>:1:5: ...` with the caret line). */
+  readonly issues?: string
 
-  constructor(code: SandboxErrorCode, message: string, extra: { position?: SourcePosition; cost?: number } = {}) {
+  constructor(code: SandboxErrorCode, message: string, extra: { position?: SourcePosition; cost?: number; issues?: string } = {}) {
     super(message)
     this.name = 'SandboxError'
     this.code = code
     if (extra.position) this.position = extra.position
     if (extra.cost !== undefined) this.cost = extra.cost
+    if (extra.issues !== undefined) this.issues = extra.issues
   }
 }
 

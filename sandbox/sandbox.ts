@@ -107,6 +107,7 @@ interface GuestError {
   message: string
   offset?: number
   cost?: number
+  issues?: string
 }
 type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean } | GuestError
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
@@ -202,5 +203,5 @@ export function nestingBeyond(expr: string, max: number): number | undefined {
 
 function guestError(r: GuestError, expression: string): SandboxError {
   const position = r.offset !== undefined ? positionOf(expression, r.offset) : undefined
-  return new SandboxError(r.code, r.message, { position, cost: r.cost })
+  return new SandboxError(r.code, r.message, { position, cost: r.cost, issues: r.issues })
 }

@@ -58,7 +58,7 @@ if (sandbox) {
       port.postMessage({ seq: m.seq, ok: true, result: handle(m) })
     } catch (err) {
       const e = err as SandboxError
-      port.postMessage({ seq: m.seq, ok: false, error: { code: e.code ?? 'SANDBOX_ERR_INTERNAL', message: e.message, position: e.position, cost: e.cost } })
+      port.postMessage({ seq: m.seq, ok: false, error: { code: e.code ?? 'SANDBOX_ERR_INTERNAL', message: e.message, position: e.position, cost: e.cost, issues: e.issues } })
     }
   })
   port.postMessage({ ready: true })

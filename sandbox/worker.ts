@@ -48,9 +48,10 @@ interface WireError {
   message: string
   position?: SourcePosition
   cost?: number
+  issues?: string
 }
 
-const toError = (e: WireError) => new SandboxError(e.code, e.message, { position: e.position, cost: e.cost })
+const toError = (e: WireError) => new SandboxError(e.code, e.message, { position: e.position, cost: e.cost, issues: e.issues })
 
 export async function createSandboxWorker(limits: WorkerLimits = {}): Promise<SandboxWorker> {
   // From the TypeScript sources (tests, tsx) the worker registers tsx itself before loading its entry.

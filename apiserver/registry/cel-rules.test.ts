@@ -115,3 +115,36 @@ t.test('a lazy sandbox is made only when the first CRD with rules arrives', asyn
   const err = await fail(gadgets.create(ctx(), 'default', gadget('bad', { replicas: 5, maxReplicas: 3 })))
   t.equal(err.code, 422, 'and its rules are enforced')
 })
+
+t.test('a CRD is rejected at write time with Kubernetes-worded errors for each badly formed rule', async t => {
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const at = 'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-orch-validations'
+  const err = await fail(crds.create(ctx(), '', body(crd({
+    type: 'object',
+    properties: { a: { type: 'integer' } },
+    'x-orch-validations': [
+      { rule: 'self.a' },
+      { rule: 'self.a > 0', messageExpression: 'self.a' },
+      { rule: 'self.nope > 0' }
+    ]
+  }))))
+  t.equal(err.code, 422)
+  t.equal(err.reason, 'Invalid')
+  t.match(err.details?.causes, [
+    { reason: 'FieldValueInvalid', field: `${at}[0].rule`, message: /^Invalid value: apiextensions\.ValidationRule\{Rule:"self\.a", .*\}: cel expression must evaluate to a bool$/ },
+    { reason: 'FieldValueInvalid', field: `${at}[1].messageExpression`, message: /: messageExpression must evaluate to a string$/ },
+    { reason: 'FieldValueInvalid', field: `${at}[2].rule`, message: /: compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n \| self\.nope > 0\n \| \.\.\.\.\^$/ }
+  ])
+  t.match(err.message, /cel expression must evaluate to a bool/)
+  const shape = await fail(crds.create(ctx(), '', body(crd({
+    type: 'object',
+    properties: { a: { type: 'integer' } },
+    'x-orch-validations': [{ rule: 'self.a > 0', fieldPath: '.nope', reason: 'Bogus', message: 'two\nlines' }]
+  }))))
+  t.match(shape.details?.causes, [
+    { reason: 'FieldValueInvalid', field: `${at}[0].message`, message: 'Invalid value: "two\\nlines": message must not contain line breaks' },
+    { reason: 'FieldValueNotSupported', field: `${at}[0].reason`, message: /^Unsupported value: "Bogus": supported values: / },
+    { reason: 'FieldValueInvalid', field: `${at}[0].fieldPath`, message: 'Invalid value: ".nope": fieldPath must be a valid path: does not refer to a valid field' }
+  ])
+  t.equal(fx.registry.handler('example.com', 'v1', 'gadgets'), undefined, 'no resource is served for a rejected CRD')
+})

@@ -18,6 +18,7 @@ import { wrapListOperators } from './listtypes.js'
 import { createValidator } from './validate.js'
 import { compileToJs } from './jit.js'
 import { overrideHandlers } from './overrides.js'
+import { celGoIssue, formatIssue } from './celgo-errors.js'
 
 const meter = { cost: 0, limit: Infinity, stack: [] }
 const environments = new Map()
@@ -68,6 +69,13 @@ function errorOut(code, err, extra = {}) {
   return { ok: false, code, message, offset, ...extra }
 }
 
+/** A compile failure, with `issues`: the same error as cel-go's Issues.String() prints it. */
+function compileError(code, err, expr, phase) {
+  const out = errorOut(code, err)
+  const issue = celGoIssue(expr, err, phase)
+  return { ...out, issues: formatIssue(expr, issue.offset, issue.message) }
+}
+
 /** QuickJS's own stack check (setMaxStackSize) raises a catchable InternalError; the guest stays sound. */
 const isStackOverflow = (err) => err instanceof InternalError && /stack overflow/.test(err.message)
 
@@ -91,19 +99,19 @@ function compile(req) {
     parsed = e.env.parse(req.expr)
     checked = parsed.check()
   } catch (err) {
-    if (isStackOverflow(err)) return errorOut('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' })
+    if (isStackOverflow(err)) return compileError('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' }, req.expr, 'limit')
     rethrowIfFatal(err)
-    return errorOut('CEL_ERR_COMPILE', err)
+    return compileError('CEL_ERR_COMPILE', err, req.expr, parsed ? 'check' : 'parse')
   }
   if (!checked.valid) {
-    if (isStackOverflow(checked.error)) return errorOut('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' })
+    if (isStackOverflow(checked.error)) return compileError('CEL_ERR_COMPILE', { message: 'expression is nested too deeply' }, req.expr, 'limit')
     rethrowIfFatal(checked.error)
-    return errorOut('CEL_ERR_TYPE_CHECK', checked.error)
+    return compileError('CEL_ERR_TYPE_CHECK', checked.error, req.expr, 'check')
   }
   wrapListOperators(parsed.ast)
   overrideHandlers(parsed.ast)
   const badRegex = checkConstantRegexes(parsed.ast)
-  if (badRegex) return errorOut('CEL_ERR_COMPILE', badRegex)
+  if (badRegex) return compileError('CEL_ERR_COMPILE', badRegex, req.expr, 'regex')
   let estimate
   try {
     estimate = estimateCost(parsed.ast, e, req.estimator ?? {})

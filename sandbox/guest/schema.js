@@ -8,6 +8,7 @@
 import { Duration } from 'cel-lib/functions.js'
 import { fromBase64 } from './values.js'
 import { markList } from './listtypes.js'
+import { deepEqual } from './k8s-lib.js'
 
 const RESERVED = new Set(['true', 'false', 'null', 'in', 'as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while'])
 const ACCESSIBLE = /^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$/
@@ -107,6 +108,8 @@ export function createSchemaTypes(env, definitions = {}, prefix = 'orch.Object')
         if (f) fields[f] = typeOf(v)
       }
       env.registerType(name, { ctor: Ctor, fields })
+      // CEL equality of two objects of this type (`self == oldSelf`), field by field
+      env.registerOperator(`${name} == ${name}`, (x, y) => deepEqual(x, y))
       return name
     }
     if (s.additionalProperties && typeof s.additionalProperties === 'object') return `map<string, ${typeOf(s.additionalProperties)}>`

@@ -6,6 +6,7 @@
 // new object (and the old one, correlated by property, map key or list-map key) in one crossing.
 
 import { Optional } from 'cel-lib/optional.js'
+import { checkRuleShape, costErrorMessage, createTotalCost, goRule } from './rule-checks.js'
 
 const typeName = (s) => (s['x-orch-int-or-string'] ? 'string' : s.type ?? 'object')
 
@@ -22,48 +23,64 @@ export function createValidator({ compile, programs, runProgram, encode }) {
     }
     const errors = []
     const rules = []
-    let total = 0
+    const schemaPath = req.schemaPath ?? 'openAPIV3Schema'
+    const totalCost = createTotalCost(req.limits.perCrdEstimate)
     // $ref schemas may be recursive (built-in kinds): a schema already on the path links back to its node
     // (the walk over a value is bounded by the value's depth); its rules are counted once.
     const ancestors = new Map()
-    function walk(schema, path, schemaPath, cardinality) {
+    // uncorrelatable: the path of the outermost list above that is not list-type map (oldSelf has no counterpart)
+    function walk(schema, path, at, cardinality, uncorrelatable) {
       const s = resolve(schema)
       if (ancestors.has(s)) return ancestors.get(s)
       // hasRules: whether this subtree holds any rule (true while unknown, so recursive links stay visited)
       const node = { schema: s, rules: [], props: undefined, items: undefined, additional: undefined, hasRules: true }
       ancestors.set(s, node)
-      ;(s['x-orch-validations'] ?? []).forEach((r, i) => {
-        const at = `${schemaPath}.x-orch-validations[${i}]`
-        const compiled = compileRule(r, s, defs, at, errors, req.limits)
-        if (!compiled) return
-        total += compiled.estimate.max * cardinality
-        node.rules.push(compiled)
-        rules.push({ field: at, estimate: compiled.estimate, cardinality })
-      })
+      const list = Array.isArray(s['x-orch-validations']) ? s['x-orch-validations'] : []
+      // As Kubernetes: the shape of every rule of a node is checked first; CEL compiles only when it is sound.
+      const shapes = list.map((r, i) => checkRuleShape(r, s, resolve, `${at}.x-orch-validations[${i}]`))
+      const shapeErrors = shapes.flatMap((x) => x.errors)
+      errors.push(...shapeErrors)
+      if (shapeErrors.length === 0) {
+        list.forEach((r, i) => {
+          const ruleAt = `${at}.x-orch-validations[${i}]`
+          const compiled = compileRule(r, s, defs, ruleAt, errors, req.limits, { cardinality, totalCost, uncorrelatable })
+          if (!compiled) return
+          compiled.fieldPath = shapes[i].fieldPath
+          node.rules.push(compiled)
+          rules.push({ field: ruleAt, estimate: compiled.estimate, cardinality })
+        })
+      }
       if (s.properties) {
         node.props = {}
-        for (const [k, v] of Object.entries(s.properties)) node.props[k] = walk(v, `${path}.${k}`, `${schemaPath}.properties[${k}]`, cardinality)
+        for (const [k, v] of Object.entries(s.properties)) node.props[k] = walk(v, `${path}.${k}`, `${at}.properties[${k}]`, cardinality, uncorrelatable)
       }
-      if (s.items) node.items = walk(s.items, `${path}[*]`, `${schemaPath}.items`, cardinality * (s.maxItems ?? req.limits.unboundedCardinality))
+      if (s.items) {
+        const itemsUncorrelatable = uncorrelatable ?? (s['x-orch-list-type'] === 'map' ? undefined : at)
+        node.items = walk(s.items, `${path}[*]`, `${at}.items`, cardinality * (s.maxItems ?? req.limits.unboundedCardinality), itemsUncorrelatable)
+      }
       if (s.additionalProperties && typeof s.additionalProperties === 'object') {
-        node.additional = walk(s.additionalProperties, `${path}[*]`, `${schemaPath}.additionalProperties`, cardinality * (s.maxProperties ?? req.limits.unboundedCardinality))
+        const card = cardinality * (s.maxProperties ?? req.limits.unboundedCardinality)
+        node.additional = walk(s.additionalProperties, `${path}[*]`, `${at}.additionalProperties`, card, uncorrelatable)
       }
       ancestors.delete(s)
       const children = [...Object.values(node.props ?? {}), node.items, node.additional].filter(Boolean)
       node.hasRules = node.rules.length > 0 || children.some((c) => c.hasRules)
       return node
     }
-    const root = walk(req.schema, '', req.schemaPath ?? 'openAPIV3Schema', 1)
-    if (total > req.limits.perCrdEstimate) {
-      errors.push({ type: 'FieldValueForbidden', field: req.schemaPath ?? 'openAPIV3Schema', message: `Forbidden: x-orch-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ${(total / req.limits.perCrdEstimate).toFixed(1)}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)` })
-    }
+    const root = walk(req.schema, '', schemaPath, 1, undefined)
+    errors.push(...totalCost.errors(schemaPath))
+    const total = totalCost.total
     if (errors.length) return { ok: false, errors, rules, total }
     const id = nextSet++
     sets.set(id, { root, defs })
     return { ok: true, id, rules, total }
   }
 
-  function compileRule(r, s, defs, at, errors, limits) {
+  /** Compiles one rule (and its messageExpression); errors worded as Kubernetes' CRD validation words them. */
+  function compileRule(r, s, defs, at, errors, limits, { cardinality, totalCost, uncorrelatable }) {
+    const before = errors.length
+    const invalid = (f, detail) => errors.push({ type: 'FieldValueInvalid', field: `${at}.${f}`, message: `Invalid value: ${goRule(r)}: ${detail}` })
+    const forbidden = (f, detail) => errors.push({ type: 'FieldValueForbidden', field: `${at}.${f}`, message: `Forbidden: ${detail}` })
     // A transition rule is one that mentions oldSelf (Kubernetes decides the same from the checked AST).
     const transition = /\boldSelf\b/.test(r.rule)
     // Every rule of a node shares one environment (self and oldSelf declared), so the node's values are
@@ -71,27 +88,36 @@ export function createValidator({ compile, programs, runProgram, encode }) {
     const env = { variables: { self: { schema: s }, oldSelf: { schema: s, optional: Boolean(r.optionalOldSelf) } }, definitions: defs }
     const c = compile({ env, expr: r.rule, estimator: {} })
     if (!c.ok) {
-      errors.push({ type: 'FieldValueInvalid', field: `${at}.rule`, message: `Invalid value: ${JSON.stringify(r.rule)}: compilation failed: ${c.message}` })
+      invalid('rule', `compilation failed: ${c.issues ?? c.message}`)
+      return undefined
+    }
+    if (c.type !== 'bool') {
+      invalid('rule', 'cel expression must evaluate to a bool')
       return undefined
     }
     const program = programs.get(c.id)
-    if (c.estimate.max > limits.perExpressionEstimate) {
-      errors.push({ type: 'FieldValueForbidden', field: `${at}.rule`, message: `Forbidden: estimated rule cost exceeds budget by factor of ${(c.estimate.max / limits.perExpressionEstimate).toFixed(1)}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)` })
-      return undefined
-    }
+    // As Kubernetes: each rule's estimate counts once per possible occurrence of its node.
+    const cost = c.estimate.max * cardinality
+    if (cost > limits.perExpressionEstimate) forbidden('rule', costErrorMessage('estimated rule cost', cost, limits.perExpressionEstimate))
+    totalCost.observe(`${at}.rule`, cost)
     let messageProgram
-    if (r.messageExpression) {
+    if (typeof r.messageExpression === 'string' && r.messageExpression !== '') {
       const m = compile({ env, expr: r.messageExpression, estimator: {} })
-      if (!m.ok) {
-        errors.push({ type: 'FieldValueInvalid', field: `${at}.messageExpression`, message: `Invalid value: ${JSON.stringify(r.messageExpression)}: messageExpression compilation failed: ${m.message}` })
-        return undefined
+      if (!m.ok) invalid('messageExpression', `messageExpression compilation failed: ${m.issues ?? m.message}`)
+      else if (m.type !== 'string') invalid('messageExpression', 'messageExpression must evaluate to a string')
+      else {
+        const mCost = m.estimate.max * cardinality
+        if (mCost > limits.perExpressionEstimate) forbidden('messageExpression', costErrorMessage('estimated messageExpression cost', mCost, limits.perExpressionEstimate))
+        totalCost.observe(`${at}.messageExpression`, mCost)
+        messageProgram = programs.get(m.id)
       }
-      if (m.type !== 'string') {
-        errors.push({ type: 'FieldValueInvalid', field: `${at}.messageExpression`, message: `Invalid value: ${JSON.stringify(r.messageExpression)}: must evaluate to a string` })
-        return undefined
-      }
-      messageProgram = programs.get(m.id)
     }
+    if (transition && uncorrelatable !== undefined) {
+      errors.push({ type: 'FieldValueInvalid', field: `${at}.rule`, message: `Invalid value: ${JSON.stringify(r.rule)}: oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatable}` })
+    } else if (!transition && r.optionalOldSelf !== undefined && r.optionalOldSelf !== null) {
+      errors.push({ type: 'FieldValueInvalid', field: `${at}.optionalOldSelf`, message: `Invalid value: ${Boolean(r.optionalOldSelf)}: may not be set if oldSelf is not used in rule` })
+    }
+    if (errors.length > before) return undefined
     return { rule: r, program, messageProgram, transition, estimate: c.estimate }
   }
 
@@ -162,7 +188,7 @@ export function createValidator({ compile, programs, runProgram, encode }) {
     budget.used += res.cost ?? 0
     budget.remaining -= res.cost ?? 0
     if (res.ok && res.value === true) return
-    const field = r.rule.fieldPath ? path + (r.rule.fieldPath.startsWith('.') || r.rule.fieldPath.startsWith('[') ? r.rule.fieldPath : '.' + r.rule.fieldPath) : path
+    const field = r.fieldPath ? path + r.fieldPath : path
     const f = field.replace(/^\./, '')
     if (!res.ok && res.code === 'CEL_ERR_COST_BUDGET') {
       budget.exhausted = limit < budget.perCall || budget.remaining <= 0

@@ -41,10 +41,30 @@ function defaultContainers (spec: Obj | undefined): void {
 
 const DEFAULT_GRACE_SECONDS = 30
 
+/**
+ * What kube-apiserver's default admission plugins add to every new pod: the `default` service account
+ * (ServiceAccount), priority 0 (Priority), service links on, and 300 s tolerations of the not-ready and
+ * unreachable taints (DefaultTolerationSeconds).
+ */
+function admitDefaults (spec: Obj | undefined): void {
+  if (spec === undefined) return
+  if (spec.serviceAccountName === undefined || spec.serviceAccountName === '') spec.serviceAccountName = spec.serviceAccount ?? 'default'
+  spec.serviceAccount ??= spec.serviceAccountName
+  spec.priority ??= 0
+  spec.enableServiceLinks ??= true
+  const tolerations = Array.isArray(spec.tolerations) ? spec.tolerations as Obj[] : []
+  for (const key of ['node.orch.io/not-ready', 'node.orch.io/unreachable']) {
+    const covered = tolerations.some(t => (t.key === key || (t.key === undefined && t.operator === 'Exists')) && (t.effect === undefined || t.effect === 'NoExecute'))
+    if (!covered) tolerations.push({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 })
+  }
+  spec.tolerations = tolerations
+}
+
 export const podStrategy: Strategy = {
   fieldLabels: podFieldLabels,
   prepareForCreate (obj) {
     defaultContainers(obj.spec as Obj | undefined)
+    admitDefaults(obj.spec as Obj | undefined)
     obj.status = { phase: 'Pending' }
   },
   prepareForUpdate (obj) {
