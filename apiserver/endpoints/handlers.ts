@@ -2,16 +2,17 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from 'pino'
-import { methodNotAllowed, pathNotFound, unsupportedMediaType, type StatusError } from '../errors/status-error.js'
+import { methodNotAllowed, pathNotFound, type StatusError } from '../errors/status-error.js'
 import type { Registry, ResourceHandler, Subresource, UserInfo } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
-import { negotiateResponse, parseMediaType, PATCH_MEDIA_TYPES, type ResponseMedia } from './negotiate.js'
+import { negotiateResponse, type ResponseMedia } from './negotiate.js'
 import { authenticate, authorize } from './request-context.js'
 import type { RequestInfo } from './request-info.js'
 import type { TableConvertor } from './table.js'
 import type { WatchStream } from './watch.js'
 import { serveGet, serveList, serveWatch } from './handlers-read.js'
 import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './handlers-write.js'
+import { servePatch } from './handlers-patch.js'
 import type { PodLogProxy } from './pod-log.js'
 import { buildRequestContext } from './request-context.js'
 
@@ -107,15 +108,6 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
     case 'update': return await serveUpdate(call)
     case 'delete': return await serveDelete(call)
     case 'deletecollection': return await serveDeleteCollection(call)
-    case 'patch': return checkPatch(req, info)
+    case 'patch': return await servePatch(call)
   }
-}
-
-/** Patch arrives in a later issue: unknown patch types get 415 as Kubernetes answers, known ones 405 for now. */
-function checkPatch (req: IncomingMessage, info: RequestInfo): never {
-  const ct = req.headers['content-type'] ?? ''
-  const m = parseMediaType(ct)
-  const type = m === undefined ? '' : `${m.type}/${m.subtype}`
-  if (!PATCH_MEDIA_TYPES.includes(type)) throw unsupportedMediaType(ct, PATCH_MEDIA_TYPES)
-  throw methodNotAllowed('PATCH', `${describeTarget(info)} (patch is not implemented yet)`)
 }

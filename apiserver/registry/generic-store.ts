@@ -18,6 +18,7 @@ import { listObjects } from './list.js'
 import { watchObjects } from './watch.js'
 import { WatchHub } from './watch-hub.js'
 import { getScale, updateScale } from './scale.js'
+import { patchObject, type ApplyPatch } from './patch/patch-object.js'
 import type { Obj } from './object-meta.js'
 
 export interface GenericStoreOptions {
@@ -96,6 +97,12 @@ export class GenericStore implements ResourceHandler {
     if (subresource === 'scale') return await updateScale(this.core, ctx, namespace, name, body)
     this.checkSubresource(subresource)
     return await updateObject(this.core, ctx, namespace, name, body, subresource)
+  }
+
+  async patch (ctx: RequestContext, namespace: string, name: string, apply: ApplyPatch, subresource?: Subresource,
+    duplicateFields: string[] = []): Promise<ObjectResult> {
+    this.checkSubresource(subresource)
+    return await patchObject(this.core, ctx, namespace, name, apply, subresource, duplicateFields)
   }
 
   async delete (ctx: RequestContext, namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {

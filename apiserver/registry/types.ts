@@ -122,6 +122,14 @@ export interface ResourceHandler {
   create(ctx: RequestContext, namespace: string, body: DecodedObject): Promise<ObjectResult>
   /** PUT: `created` is true when the kind allows create-on-update and the object was missing. */
   update(ctx: RequestContext, namespace: string, name: string, body: DecodedObject, subresource?: Subresource): Promise<ObjectResult & { created: boolean }>
+  /**
+   * PATCH: `apply` turns the current object (served form; for `scale` the Scale view) into the wanted one; the
+   * result is written as an update would be. Read-modify-write, retried on conflicts unless the patched object
+   * names another `metadata.resourceVersion` than the current one (409). `duplicateFields` are the patch
+   * document's duplicate members, reported per fieldValidation like a decoded body's.
+   */
+  patch(ctx: RequestContext, namespace: string, name: string, apply: (current: Record<string, unknown>) => Record<string, unknown>,
+    subresource?: Subresource, duplicateFields?: string[]): Promise<ObjectResult>
   delete(ctx: RequestContext, namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult>
   deleteCollection(ctx: RequestContext, namespace: string, query: ListQuery, opts: DeleteOptions): Promise<ListResult>
 }

@@ -105,8 +105,18 @@ export interface ResourceDefinition {
   strategy?: string
   /** Whether PUT on a missing object creates it (Kubernetes allows it for a few kinds, e.g. Lease? no: Node/Namespace? no). */
   allowCreateOnUpdate: boolean
+  /**
+   * DELETE answers the deleted object (kube-apiserver's `ReturnDeletedObject`: pods, services, ...); absent =
+   * a `Status` of success naming it. While finalizers keep the object it is answered either way.
+   */
+  returnDeletedObject?: boolean
   /** How `metadata.name` is checked: DNS-1123 subdomain (absent = this), DNS-1123 label, DNS-1035 label (Service), or path segment (RBAC-like). */
   nameValidation?: 'subdomain' | 'label' | 'dns1035' | 'path'
+  /**
+   * Whether objects carry `metadata.generation` (1 on create, +1 on each spec change and on the start of a
+   * graceful deletion), as Kubernetes' kinds with a spec/status split do. Custom resources always do.
+   */
+  tracksGeneration?: boolean
   /** Set for kinds that came from a CustomResourceDefinition. */
   custom?: { crdName: string; preserveUnknownFieldsAtRoot: boolean }
 }

@@ -1,0 +1,127 @@
+// The real kubectl's patching verbs (label, annotate, patch --type=merge|json, scale) and delete against `orch up`.
+
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startOrch, type OrchProcess } from './orch-process.js'
+
+const KUBECTL = '/usr/bin/kubectl'
+const dir = mkdtempSync(join(tmpdir(), 'orch-kubectl-patch-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+interface Run { code: number; stdout: string; stderr: string }
+
+function kubectl (orch: OrchProcess, ...args: string[]): Promise<Run> {
+  const all = ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', ...args]
+  return new Promise(resolve => {
+    execFile(KUBECTL, all, { timeout: 60_000 }, (err, stdout, stderr) => {
+      resolve({ code: err === null ? 0 : typeof (err as any).code === 'number' ? (err as any).code : 1, stdout, stderr })
+    })
+  })
+}
+
+function file (name: string, text: string): string {
+  const p = join(dir, name)
+  writeFileSync(p, text)
+  return p
+}
+
+const MANIFESTS = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: default
+data:
+  color: blue
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: busybox
+`
+
+async function jsonpath (orch: OrchProcess, what: string[], path: string): Promise<string> {
+  const r = await kubectl(orch, 'get', ...what, '-o', `jsonpath=${path}`)
+  if (r.code !== 0) throw new Error(r.stderr)
+  return r.stdout
+}
+
+t.test('kubectl label, annotate, patch, scale and delete work against orch up', async t => {
+  const orch = await startOrch(join(dir, 'data'))
+  t.teardown(() => orch.stop())
+  const created = await kubectl(orch, 'create', '-f', file('all.yaml', MANIFESTS))
+  t.equal(created.code, 0, created.stderr)
+
+  await t.test('label adds, overwrites and removes labels', async t => {
+    let r = await kubectl(orch, 'label', 'configmap', 'settings', 'tier=front')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'configmap/settings labeled')
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.metadata.labels.tier}'), 'front')
+    r = await kubectl(orch, 'label', 'configmap', 'settings', 'tier=back')
+    t.not(r.code, 0, 'an existing label needs --overwrite')
+    r = await kubectl(orch, 'label', 'configmap', 'settings', 'tier=back', '--overwrite')
+    t.equal(r.code, 0, r.stderr)
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.metadata.labels.tier}'), 'back')
+    r = await kubectl(orch, 'label', 'deployment', 'web', 'tier-')
+    t.equal(r.code, 0, r.stderr)
+    r = await kubectl(orch, 'label', 'configmap', 'settings', 'tier-')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'configmap/settings unlabeled')
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.metadata.labels}'), '')
+  })
+
+  await t.test('annotate sets an annotation', async t => {
+    const r = await kubectl(orch, 'annotate', 'deployment', 'web', 'owner=team-a')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'deployment.apps/web annotated')
+    t.equal(await jsonpath(orch, ['deploy', 'web'], '{.metadata.annotations.owner}'), 'team-a')
+  })
+
+  await t.test('patch --type=merge and --type=json change the object', async t => {
+    let r = await kubectl(orch, 'patch', 'configmap', 'settings', '--type=merge', '-p', '{"data":{"color":"red","size":"L"}}')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'configmap/settings patched')
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.data.color},{.data.size}'), 'red,L')
+    r = await kubectl(orch, 'patch', 'configmap', 'settings', '--type=json', '-p',
+      '[{"op":"test","path":"/data/color","value":"red"},{"op":"remove","path":"/data/size"}]')
+    t.equal(r.code, 0, r.stderr)
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.data}'), '{"color":"red"}')
+    r = await kubectl(orch, 'patch', 'configmap', 'settings', '--type=json', '-p', '[{"op":"test","path":"/data/color","value":"blue"}]')
+    t.not(r.code, 0)
+    t.match(r.stderr, /invalid/i)
+    r = await kubectl(orch, 'patch', 'configmap', 'settings', '-p', '{"data":{"color":"green"}}')
+    t.not(r.code, 0, 'strategic merge patch is not served yet')
+    t.match(r.stderr, /application\/merge-patch\+json/)
+  })
+
+  await t.test('scale deployment patches /scale', async t => {
+    const r = await kubectl(orch, 'scale', 'deployment', 'web', '--replicas=3')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'deployment.apps/web scaled')
+    t.equal(await jsonpath(orch, ['deploy', 'web'], '{.spec.replicas}'), '3')
+  })
+
+  await t.test('delete still prints what it deleted', async t => {
+    let r = await kubectl(orch, 'delete', 'deployment', 'web')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'deployment.apps "web" deleted')
+    r = await kubectl(orch, 'delete', 'configmap', 'settings')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'configmap "settings" deleted')
+    t.equal((await kubectl(orch, 'get', 'cm', 'settings')).code, 1)
+  })
+})
