@@ -130,6 +130,13 @@ t.test('kubectl works against orch up, and data survives a restart', async t => 
     t.match(r.stderr, /bogus/)
   })
 
+  await t.test('get -o wide shows the columns kube-apiserver 1.29 prints', async t => {
+    const r = await kubectl(orch, 'get', 'deployments', '-o', 'wide')
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, /^NAME\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR\n/)
+    t.match(r.stdout, /\n\S+\s+\d+\/\d+\s+\d+\s+\d+\s+\S+\s+web\s+busybox\s+app=web\n/, 'counts are numbers, never <none>')
+  })
+
   await t.test('replace -f updates the object', async t => {
     const r = await kubectl(orch, 'replace', '-f', file('cm2.yaml', CONFIGMAP.replace('blue', 'green')))
     t.equal(r.code, 0, r.stderr)
@@ -187,6 +194,10 @@ t.test('kubectl works against orch up, and data survives a restart', async t => 
     r = await kubectl(orch, 'get', 'widgets', 'w1', '-o', 'jsonpath={.spec.size}')
     t.equal(r.code, 0, r.stderr)
     t.equal(r.stdout, '3')
+    r = await kubectl(orch, 'get', 'widgets')
+    t.match(r.stdout, /^NAME\s+AGE\nw1\s+\d+s\n/, 'a custom resource without printer columns shows NAME and AGE')
+    r = await kubectl(orch, 'get', 'crd')
+    t.match(r.stdout, /^NAME\s+CREATED AT\nwidgets\.example\.com\s+\d{4}-\d\d-\d\dT/, 'the CRD list shows NAME and CREATED AT')
   })
 
   await t.test('SIGTERM stops cleanly and a restart keeps the data', async t => {

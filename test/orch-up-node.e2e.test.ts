@@ -86,6 +86,8 @@ t.test('kubectl get nodes shows the local node Ready', async t => {
     return / Ready /.test(r.stdout) ? r.stdout : undefined
   })
   t.match(line, new RegExp(`^${NODE}\\s+Ready`))
+  const wide = await kubectl('get', 'nodes', '-o', 'wide')
+  t.match(wide.stdout, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION\s+INTERNAL-IP\s+EXTERNAL-IP\s+OS-IMAGE\s+KERNEL-VERSION\s+CONTAINER-RUNTIME\n/, 'the wide node columns')
   const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
   t.equal(node.metadata.labels['orch.io/hostname'], NODE)
   t.ok(Number(node.status.capacity.pods) > 0, 'capacity is reported')
@@ -132,6 +134,9 @@ t.test('a static pod gets a mirror pod in the API server carrying its status', a
   t.equal(mirror.spec.nodeName, NODE)
   const table = await kubectl('get', 'pod', name, '--no-headers')
   t.match(table.stdout, new RegExp(`^${name}\\s+1/1\\s+Running\\s+0`), 'kubectl shows READY, STATUS and RESTARTS')
+  const wide = await kubectl('get', 'pod', name, '-o', 'wide')
+  t.match(wide.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\n/, 'the wide pod columns')
+  t.match(wide.stdout, new RegExp(`\\s${NODE}\\s+<none>\\s+<none>\\n`), 'unset nominated node and readiness gates print <none>')
 })
 
 t.test('kubectl logs reads a pod\'s output through the API server', async t => {
@@ -184,7 +189,9 @@ t.test('the orchlet records events that kubectl describe and kubectl get events 
   t.match(described, /Normal\s+Started\s+\S+\s+orchlet\s+Started container main/)
   const table = await kubectl('get', 'events', '--field-selector', 'involvedObject.name=hello')
   t.equal(table.code, 0, table.stderr)
-  t.match(table.stdout, /hello\.[0-9a-f]+\s+\S+\s+Normal\s+Started\s+pod\/hello\s+Started container main/)
+  // kubectl's own layout: LAST SEEN TYPE REASON OBJECT MESSAGE (Name is wide-only), no AGE.
+  t.match(table.stdout, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/)
+  t.match(table.stdout, /\n\S+\s+Normal\s+Started\s+pod\/hello\s+Started container main/)
   const list = JSON.parse((await kubectl('get', 'events', '-o', 'json', '--field-selector', 'involvedObject.name=hello,reason=Started')).stdout)
   const ev = list.items[0]
   t.same(ev.source, { component: 'orchlet', host: NODE })

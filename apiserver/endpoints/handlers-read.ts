@@ -4,12 +4,12 @@ import { isStatusError } from '../errors/status-error.js'
 import { encodeList, encodeObject, send, sendError, warningHeaders } from './encode.js'
 import type { Call } from './handlers.js'
 import { buildRequestContext, parseListQuery, parseTimeoutMs, parseWatchQuery } from './request-context.js'
-import { createTableConvertor, type TableConvertor } from './table.js'
+import { createScaleTableConvertor, createTableConvertor, type TableConvertor } from './table.js'
 import { createWatchStream, defaultWatchTimeoutMs, watchEncoderFor } from './watch.js'
 
 /** Subresource views (Scale) have no printer columns of their own: they use the default Table. */
 function convertorFor (call: Call): TableConvertor {
-  if (call.subresource === 'scale') return createTableConvertor({ ...call.def, printerColumns: [] }, call.env.now)
+  if (call.subresource === 'scale') return createScaleTableConvertor(call.env.now)
   return call.env.convertor(call.def)
 }
 

@@ -20,9 +20,8 @@ function selectorOf (o: Obj): unknown {
 function jobCompletions (job: Obj): string {
   const succeeded = job.status?.succeeded ?? 0
   const completions = job.spec?.completions
-  const parallelism = job.spec?.parallelism
   if (completions !== undefined && completions !== null) return `${succeeded}/${completions}`
-  if (parallelism === undefined || parallelism === null) return `${succeeded}/1 of 1`
+  const parallelism = job.spec?.parallelism ?? 0
   return parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`
 }
 
@@ -38,7 +37,8 @@ export const WORKLOAD_PRINTERS: Readonly<Record<string, Printer>> = {
   replicasReady: o => `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
   templateContainers: o => containersOf(o).map(c => c.name ?? '').join(','),
   templateImages: o => containersOf(o).map(c => c.image ?? '').join(','),
-  templateSelector: o => selectorString(selectorOf(o)),
+  /** metav1.FormatLabelSelector: `<none>` for a selector that selects everything. */
+  templateSelector: o => selectorString(selectorOf(o)) || '<none>',
   daemonSetNodeSelector: ds => formatLabels(ds.spec?.template?.spec?.nodeSelector),
   jobCompletions,
   jobDuration,

@@ -1,48 +1,13 @@
 // Computed Table cells of built-in kinds: what Kubernetes' printers (pkg/printers/internalversion) derive in code.
 
-import { accessModes, formatEndpoints, formatLabels, humanDuration, since, timeOf } from './print-format.js'
+import { accessModes, formatEndpoints, formatLabels, since } from './print-format.js'
+import { POD_PRINTERS } from './printers-pod.js'
 import { WORKLOAD_PRINTERS } from './printers-workloads.js'
 
 type Obj = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** A computed cell; `now` (ms) is for cells that show ages. */
 export type ColumnPrinter = (object: Obj, now: number) => unknown
-
-function podStatus (pod: Obj): string {
-  const status = pod.status ?? {}
-  let reason: string = status.reason ?? status.phase ?? 'Pending'
-  const init: Obj[] = status.initContainerStatuses ?? []
-  const initSpecs: Obj[] = pod.spec?.initContainers ?? []
-  let initializing = false
-  for (let i = 0; i < init.length; i++) {
-    const s = init[i]!
-    const term = s.state?.terminated
-    if (term && term.exitCode === 0) continue
-    initializing = true
-    if (term) reason = term.reason ? `Init:${term.reason}` : term.signal ? `Init:Signal:${term.signal}` : `Init:ExitCode:${term.exitCode}`
-    else if (s.state?.waiting?.reason && s.state.waiting.reason !== 'PodInitializing') reason = `Init:${s.state.waiting.reason}`
-    else reason = `Init:${i}/${initSpecs.length}`
-    break
-  }
-  if (!initializing) {
-    let running = false
-    const list: Obj[] = status.containerStatuses ?? []
-    for (let i = list.length - 1; i >= 0; i--) {
-      const s = list[i]!
-      if (s.state?.waiting?.reason) reason = s.state.waiting.reason
-      else if (s.state?.terminated) {
-        const t = s.state.terminated
-        reason = t.reason ? t.reason : t.signal ? `Signal:${t.signal}` : `ExitCode:${t.exitCode}`
-      } else if (s.state?.running && s.ready) running = true
-    }
-    if (reason === 'Completed' && running) {
-      const ready = (status.conditions ?? []).some((c: Obj) => c.type === 'Ready' && c.status === 'True')
-      reason = ready ? 'Running' : 'NotReady'
-    }
-  }
-  if (pod.metadata?.deletionTimestamp) reason = status.reason === 'NodeLost' ? 'Unknown' : 'Terminating'
-  return reason
-}
 
 function nodeStatus (node: Obj): string {
   const ready = (node.status?.conditions ?? []).find((c: Obj) => c.type === 'Ready')
@@ -73,7 +38,8 @@ function serviceExternalIP (svc: Obj): string {
     case 'NodePort':
       return external.length > 0 ? external.join(',') : '<none>'
     case 'LoadBalancer': {
-      const lb = ((svc.status?.loadBalancer?.ingress ?? []) as Obj[]).map(i => i.ip ?? i.hostname ?? '').filter(Boolean)
+      // loadBalancerStatusStringer: a sorted set of ingress IPs (or hostnames), then the external IPs.
+      const lb = [...new Set(((svc.status?.loadBalancer?.ingress ?? []) as Obj[]).map(i => i.ip || i.hostname || '').filter(Boolean))].sort()
       const all = [...lb, ...external]
       return all.length > 0 ? all.join(',') : '<pending>'
     }
@@ -82,34 +48,6 @@ function serviceExternalIP (svc: Obj): string {
     default:
       return '<unknown>'
   }
-}
-
-/** A pod's restarts and, when it restarted, how long ago the last one ended: `3 (5m ago)`. */
-function podRestarts (pod: Obj, now: number): string {
-  const initializing = podInitializing(pod)
-  const initSpecs = new Map(((pod.spec?.initContainers ?? []) as Obj[]).map(c => [c.name, c]))
-  let restarts = 0
-  let last: number | undefined
-  const count = (s: Obj): void => {
-    restarts += s.restartCount ?? 0
-    const t = timeOf(s.lastState?.terminated?.finishedAt)
-    if (t !== undefined && (last === undefined || t > last)) last = t
-  }
-  for (const s of (pod.status?.initContainerStatuses ?? []) as Obj[]) {
-    if (initializing || initSpecs.get(s.name)?.restartPolicy === 'Always') count(s)
-  }
-  if (!initializing) for (const s of (pod.status?.containerStatuses ?? []) as Obj[]) count(s)
-  return restarts !== 0 && last !== undefined ? `${restarts} (${humanDuration(now - last)} ago)` : String(restarts)
-}
-
-function podInitializing (pod: Obj): boolean {
-  const specs = new Map(((pod.spec?.initContainers ?? []) as Obj[]).map(c => [c.name, c]))
-  for (const s of (pod.status?.initContainerStatuses ?? []) as Obj[]) {
-    if (specs.get(s.name)?.restartPolicy === 'Always' && s.started === true) continue
-    if (s.state?.terminated?.exitCode === 0) continue
-    return true
-  }
-  return false
 }
 
 function nodeAddress (type: string): ColumnPrinter {
@@ -139,24 +77,8 @@ function eventSource (ev: Obj): string {
 
 /** Named computed columns, referenced by PrinterColumn.printer in the built-in catalog. */
 export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
+  ...POD_PRINTERS,
   ...WORKLOAD_PRINTERS,
-  podReady: pod => {
-    const list: Obj[] = pod.status?.containerStatuses ?? []
-    const total = (pod.spec?.containers ?? []).length
-    return `${list.filter(s => s.ready === true).length}/${total}`
-  },
-  podStatus,
-  podRestarts,
-  podIP: pod => orNone(pod.status?.podIPs?.[0]?.ip ?? pod.status?.podIP),
-  podNode: pod => orNone(pod.spec?.nodeName),
-  podNominatedNode: pod => orNone(pod.status?.nominatedNodeName),
-  podReadinessGates: pod => {
-    const gates: Obj[] = pod.spec?.readinessGates ?? []
-    if (gates.length === 0) return '<none>'
-    const conds: Obj[] = pod.status?.conditions ?? []
-    const ready = gates.filter(g => conds.some(c => c.type === g.conditionType && c.status === 'True')).length
-    return `${ready}/${gates.length}`
-  },
   nodeStatus,
   nodeRoles,
   nodeInternalIP: nodeAddress('InternalIP'),

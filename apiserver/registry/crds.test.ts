@@ -76,6 +76,28 @@ t.test('deleting a CRD removes its objects, stops serving it, then removes it', 
   t.equal((await fx.store.list('/example.com/widgets/')).items.length, 0)
 })
 
+t.test('a CRD being deleted reports the Terminating condition while its objects remain', async t => {
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const created = await crds.create(ctx(), '', body(crd()))
+  t.equal((created.object.metadata as any).generation, 1, 'CRDs track generation')
+  await eventually(() => fx.registry.handler('example.com', 'v1', 'widgets') !== undefined)
+  const widgets = fx.registry.handler('example.com', 'v1', 'widgets')!
+  const w = await widgets.create(ctx(), 'default', body({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'held', finalizers: ['example.com/hold'] }, spec: { replicas: 1 } }))
+  t.equal((w.object.metadata as any).generation, 1, 'custom resources track generation')
+  await crds.delete(ctx(), '', 'widgets.example.com', {})
+  const terminating = async (): Promise<any> => ((await crds.get(ctx(), '', 'widgets.example.com', {}) as any).object.status.conditions ?? [])
+    .find((c: any) => c.type === 'Terminating')
+  await eventually(async () => (await terminating())?.reason === 'InstanceDeletionCheck')
+  const cond = await terminating()
+  t.equal(cond.status, 'True')
+  t.match(cond.message, /could not confirm zero CustomResources remaining/)
+  const held = (await widgets.get(ctx(), 'default', 'held', {}) as any).object
+  t.ok(held.metadata.deletionTimestamp)
+  t.equal(held.metadata.generation, 2, 'the start of a graceful deletion bumps the generation')
+  await widgets.update(ctx(), 'default', 'held', body({ ...held, metadata: { ...held.metadata, finalizers: [] } }))
+  await eventually(async () => await code(crds.get(ctx(), '', 'widgets.example.com', {})) === 404)
+})
+
 t.test('existing CRDs are served again after a restart of the registry', async t => {
   const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
   await crds.create(ctx(), '', body(crd('Cluster')))

@@ -101,7 +101,7 @@ export class CrdController {
       const conflictMsg = await this.o.serving.serve(name, definitionsFromCRD(crd))
       if (meta.deletionTimestamp) {
         this.terminating.add(name)
-        await this.cleanup(name)
+        await this.cleanup(name, crd)
         return
       }
       await this.writeStatus(name, crd, conflictMsg)
@@ -132,15 +132,36 @@ export class CrdController {
     }, 'status')
   }
 
-  /** Deletes every custom object; once none is left, stops serving and drops the cleanup finalizer. */
-  private async cleanup (name: string): Promise<void> {
+  /**
+   * Deletes every custom object; once none is left, stops serving and drops the cleanup finalizer. Meanwhile
+   * the CRD carries apiextensions' `Terminating` condition: True/InstanceDeletionInProgress while objects are
+   * removed, InstanceDeletionFailed or InstanceDeletionCheck when a round fails or objects remain (finalizers),
+   * False/InstanceDeletionCompleted once none is left (NeverEstablished for a CRD that was never served).
+   */
+  private async cleanup (name: string, crd: Obj): Promise<void> {
     if (this.cleaning.has(name) || this.stopped) return
     this.cleaning.add(name)
     let done = false
     try {
-      done = await this.deleteObjects(name)
-      if (done) {
+      const established = conditionOf(crd, 'Established')?.status === 'True'
+      // Only the first round says InProgress: flipping back and forth would write on every watch event.
+      if (conditionOf(crd, 'Terminating')?.status !== 'True') {
+        await this.setTerminating(name, 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress')
+      }
+      let remaining = 0
+      try {
+        remaining = await this.deleteObjects(name)
+      } catch (err) {
+        await this.setTerminating(name, 'True', 'InstanceDeletionFailed', `could not issue all deletes: ${(err as Error).message}`)
+        throw err
+      }
+      done = remaining === 0
+      if (!done) {
+        await this.setTerminating(name, 'True', 'InstanceDeletionCheck', `could not confirm zero CustomResources remaining: ${remaining} remaining`)
+      } else {
         this.o.serving.unserve(name)
+        if (established) await this.setTerminating(name, 'False', 'InstanceDeletionCompleted', 'removed all instances')
+        else await this.setTerminating(name, 'False', 'NeverEstablished', 'resource was never established')
         await this.o.crds.updateInternal(this.ctx, '', name, obj => {
           const meta = metaOf(obj)
           const before = meta.finalizers ?? []
@@ -162,9 +183,20 @@ export class CrdController {
     }
   }
 
-  private async deleteObjects (name: string): Promise<boolean> {
+  /** Writes the Terminating condition when it differs (status subresource, so no generation change). */
+  private async setTerminating (name: string, status: string, reason: string, message: string): Promise<void> {
+    await this.o.crds.updateInternal(this.ctx, '', name, obj => {
+      const cur = conditionOf(obj, 'Terminating')
+      if (cur?.status === status && cur.reason === reason && cur.message === message) return false
+      setCondition(obj, condition('Terminating', status, reason, message, this.o.clock.now()))
+      return true
+    }, 'status')
+  }
+
+  /** Issues deletes for every custom object; the number not yet gone. */
+  private async deleteObjects (name: string): Promise<number> {
     const h = this.o.serving.storageHandler(name)
-    if (h === undefined) return true
+    if (h === undefined) return 0
     const listed = await h.list(this.ctx, '', {})
     let remaining = 0
     for (const bytes of listed.items) {
@@ -178,8 +210,21 @@ export class CrdController {
         else throw err
       }
     }
-    return remaining === 0
+    return remaining
   }
+}
+
+function conditionOf (crd: Obj, type: string): Obj | undefined {
+  return ((crd.status as { conditions?: Obj[] } | undefined)?.conditions ?? []).find(c => c.type === type)
+}
+
+/** Replaces the condition of that type, keeping lastTransitionTime when the status did not change. */
+function setCondition (crd: Obj, next: Obj): void {
+  const status = (crd.status ??= {}) as { conditions?: Obj[] }
+  const current = status.conditions ?? []
+  const prev = current.find(c => c.type === next.type)
+  if (prev !== undefined && prev.status === next.status) next.lastTransitionTime = prev.lastTransitionTime
+  status.conditions = [...current.filter(c => c.type !== next.type), next]
 }
 
 /** The strategy of a custom kind: refuses creates while its CRD is being deleted; checks the CRD's rules. */

@@ -7,7 +7,7 @@ import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
 import { servedBytes, type ResourceCore } from './core.js'
 import { toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
-import { canonical, generatedName, metaOf, randomSuffix, revisionEncoder, rfc3339, type Obj } from './object-meta.js'
+import { canonical, generatedName, metaOf, randomSuffix, revisionEncoder, rfc3339, tracksGeneration, type Obj } from './object-meta.js'
 import { checkNamespace, checkTypeMeta, defaultObject, fieldValidation, finishValidation, validationErrors } from './write-checks.js'
 
 const GENERATE_NAME_ATTEMPTS = 8
@@ -32,7 +32,8 @@ export async function createObject (core: ResourceCore, ctx: RequestContext, nam
   const now = core.clock.now()
   meta.uid = randomUUID()
   meta.creationTimestamp = rfc3339(now)
-  meta.generation = 1
+  if (tracksGeneration(core.def)) meta.generation = 1
+  else delete meta.generation
   delete meta.deletionTimestamp
   delete meta.deletionGracePeriodSeconds
   if (core.def.subresources.status === true) delete obj.status

@@ -14,8 +14,8 @@ t.beforeEach(async () => {
 })
 t.afterEach(async () => { await fx.close() })
 
-async function failure (p: Promise<unknown>): Promise<{ code: number, message: string }> {
-  try { await p } catch (err) { if (isStatusError(err)) return { code: err.code, message: err.message }; throw err }
+async function failure (p: Promise<unknown>): Promise<{ code: number, message: string, causes?: unknown[] }> {
+  try { await p } catch (err) { if (isStatusError(err)) return { code: err.code, message: err.message, causes: err.details?.causes }; throw err }
   throw new Error('expected failure')
 }
 
@@ -53,6 +53,7 @@ t.test('deleting a namespace terminates it, empties it honouring finalizers, the
   t.ok((del.object.metadata as any).deletionTimestamp)
   const e = await failure(cms.create(ctx(), 'doomed', body({ metadata: { name: 'late' } })))
   t.equal(e.code, 403)
+  t.same(e.causes, [{ reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' }])
   t.equal(e.message, 'configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated')
   await eventually(async () => (await cms.list(ctx(), 'doomed', {})).items.length === 1)
   const held = (await cms.get(ctx(), 'doomed', 'held', {}) as any).object
@@ -73,4 +74,17 @@ t.test('default, orch-system and orch-public may not be deleted', async t => {
     const e = await failure(nss.delete(ctx(), '', name, {}))
     t.equal(e.code, 403); t.equal(e.message, `namespaces "${name}" is forbidden: this namespace may not be deleted`)
   }
+})
+
+t.test('a namespace carries the immutable orch.io/metadata.name label and no generation', async t => {
+  const n = await nss.create(ctx(), '', body({ metadata: { name: 'labelled', labels: { team: 'a' } } }))
+  const meta = n.object.metadata as any
+  t.same(meta.labels, { team: 'a', 'orch.io/metadata.name': 'labelled' })
+  t.equal(meta.generation, undefined)
+  const u = await nss.update(ctx(), '', 'labelled', body({ ...n.object, metadata: { ...meta, labels: { 'orch.io/metadata.name': 'other' } } }))
+  t.same((u.object.metadata as any).labels, { 'orch.io/metadata.name': 'labelled' }, 'restored on update')
+  t.equal((u.object.metadata as any).generation, undefined)
+  const g = await nss.create(ctx(), '', body({ metadata: { generateName: 'gen-' } }))
+  const gm = g.object.metadata as any
+  t.equal(gm.labels['orch.io/metadata.name'], gm.name, 'generated names are labelled too')
 })

@@ -17,9 +17,17 @@ export const INITIAL_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orc
 export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public']
 const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false }
 const NAMESPACES_QR = { group: '', resource: 'namespaces' }
+/** The immutable label naming a namespace (Kubernetes: kubernetes.io/metadata.name), set on create and update. */
+export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name'
 
 interface NamespaceSpec { finalizers?: string[] }
 const specOf = (obj: Obj): NamespaceSpec => (obj.spec ??= {}) as NamespaceSpec
+
+function labelName (obj: Obj): void {
+  const meta = metaOf(obj)
+  if (meta.name === undefined || meta.name === '') return
+  meta.labels = { ...(meta.labels ?? {}), [NAMESPACE_NAME_LABEL]: meta.name }
+}
 
 export const namespaceStrategy: Strategy = {
   fieldLabels: { 'status.phase': o => fieldPathValue(o, 'status.phase') },
@@ -27,8 +35,12 @@ export const namespaceStrategy: Strategy = {
     const spec = specOf(obj)
     if (spec.finalizers === undefined) spec.finalizers = [NAMESPACE_FINALIZER]
     obj.status = { phase: 'Active' }
+    labelName(obj)
   },
+  // After generateName has produced the name (prepareForCreate may not know it yet).
+  admitCreate (obj) { labelName(obj) },
   prepareForUpdate (obj, old, sc) {
+    labelName(obj)
     // spec.finalizers change only through the lifecycle controller (Kubernetes: the finalize subresource).
     if (!sc.internal) {
       const prev = (old.spec as NamespaceSpec | undefined)?.finalizers
@@ -56,7 +68,10 @@ export function namespaceAdmission (store: Store, qr: QualifiedResource): (names
     const ns = parseJson(kv.value)
     const phase = (ns.status as { phase?: string } | undefined)?.phase
     if (metaOf(ns).deletionTimestamp || phase === 'Terminating') {
-      throw forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
+      const err = forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
+      // As Kubernetes' NamespaceLifecycle admission: a cause clients (and kubectl) recognise.
+      err.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]
+      throw err
     }
   }
 }

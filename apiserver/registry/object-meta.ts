@@ -22,6 +22,11 @@ export interface Meta {
   [k: string]: unknown
 }
 
+/** Whether a kind's objects carry metadata.generation (Kubernetes: kinds with a spec/status split, CRDs, custom resources). */
+export function tracksGeneration (def: { tracksGeneration?: boolean; custom?: unknown }): boolean {
+  return def.tracksGeneration === true || def.custom !== undefined
+}
+
 export function metaOf (obj: Obj): Meta {
   let m = obj.metadata
   if (m === null || typeof m !== 'object' || Array.isArray(m)) { m = {}; obj.metadata = m }

@@ -8,7 +8,7 @@ import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
 import type { ResourceCore } from './core.js'
 import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
-import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, type Obj } from './object-meta.js'
+import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, tracksGeneration, type Obj } from './object-meta.js'
 import { checkNamespace, checkTypeMeta, defaultObject, fieldValidation, finishValidation, validationErrors } from './write-checks.js'
 import { createObject, finish } from './create.js'
 import { completeIfFinalized } from './finalizers-deletion.js'
@@ -78,7 +78,10 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
     if (oldMeta[f] === undefined || oldMeta[f] === null) delete meta[f]
     else meta[f] = oldMeta[f] as never
   }
-  meta.generation = oldMeta.generation ?? 1
+  const generation = tracksGeneration(core.def)
+  if (generation) meta.generation = oldMeta.generation ?? 1
+  else if (oldMeta.generation === undefined) delete meta.generation
+  else meta.generation = oldMeta.generation
   if (oldMeta.deletionTimestamp && !internal) {
     const added = (meta.finalizers ?? []).filter(f => !(oldMeta.finalizers ?? []).includes(f))
     if (added.length > 0) {
@@ -92,7 +95,7 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
   finishValidation(core, meta.name ?? '', strict, fieldErrs)
   if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
   const statusSub = core.def.subresources.status === true
-  if (contentFingerprint(next, statusSub) !== contentFingerprint(old, statusSub)) meta.generation = (oldMeta.generation ?? 1) + 1
+  if (generation && contentFingerprint(next, statusSub) !== contentFingerprint(old, statusSub)) meta.generation = (oldMeta.generation ?? 1) + 1
 }
 
 function immutable (field: string, value: unknown): StatusCause {

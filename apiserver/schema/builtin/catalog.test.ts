@@ -50,8 +50,12 @@ t.test('short names, categories, scope and subresources match kubectl expectatio
   t.equal(byKind('Lease').group, 'coordination.orch.io')
   t.equal(byKind('Lease').allowCreateOnUpdate, true)
   t.equal(byKind('Pod').allowCreateOnUpdate, false)
-  t.same(byKind('Namespace').printerColumns, [{ name: 'Status', type: 'string', jsonPath: '.status.phase' }])
-  t.same(byKind('Pod').printerColumns.find((c) => c.name === 'Node'), { name: 'Node', type: 'string', jsonPath: '.spec.nodeName', priority: 1 })
+  t.same(byKind('Namespace').printerColumns, [{ name: 'Status', type: 'string', jsonPath: '.status.phase' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }])
+  t.same(byKind('Pod').printerColumns.find((c) => c.name === 'Node'), { name: 'Node', type: 'string', jsonPath: '', priority: 1, printer: 'podNode' })
+  t.same(byKind('CustomResourceDefinition').categories, ['api-extensions'])
+  t.same(builtinDefinitions().filter((d) => d.tracksGeneration === true).map((d) => d.kind),
+    ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'CustomResourceDefinition'])
 })
 
 t.test('each call returns fresh objects', async (t) => {

@@ -1,9 +1,9 @@
 // The served built-in kinds: one data entry per kind, built into ResourceDefinitions from the derived schemas.
 //
 // Adding a kind is adding an entry to `entries` (its definition must exist in definitions.json; re-run
-// derive/derive-builtin.ts if it does not). Printer columns are only the ones a JSONPath can answer
-// honestly; computed ones (Pod READY/RESTARTS, Node STATUS, Deployment READY, ...) belong to the named
-// strategy. Scale paths of built-ins: `labelSelectorPath` names the LabelSelector object (`.spec.selector`),
+// derive/derive-builtin.ts if it does not). Printer columns use a JSONPath where it answers as Kubernetes'
+// printer does; computed ones (Pod READY/RESTARTS, Node STATUS, Deployment READY, ...) name a printer in
+// apiserver/endpoints/printers.ts. Scale paths of built-ins: `labelSelectorPath` names the LabelSelector object (`.spec.selector`),
 // which the scale subresource renders as a selector string, unlike a CRD's path to a string field.
 import derived from './definitions.json' with { type: 'json' }
 import { builtinOverlay, type SchemaOverlay } from './defaults.js'
@@ -26,6 +26,8 @@ interface KindEntry {
   strategy?: string
   allowCreateOnUpdate?: boolean
   nameValidation?: NonNullable<ResourceDefinition['nameValidation']>
+  /** Objects carry metadata.generation (ResourceDefinition.tracksGeneration). */
+  generation?: boolean
 }
 
 const allVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
@@ -39,84 +41,97 @@ const col = (name: string, jsonPath: string, type: PrinterColumn['type'] = 'stri
 const computed = (name: string, printer: string, type: PrinterColumn['type'] = 'string', priority = 0): PrinterColumn =>
   ({ ...col(name, '', type, priority), printer })
 const age = col('Age', '.metadata.creationTimestamp', 'date')
+/** Name as an explicit column: the list is then the whole table (see apiserver/endpoints/table.ts). */
+const nameWide: PrinterColumn = { name: 'Name', type: 'string', format: 'name', jsonPath: '.metadata.name', priority: 1 }
+/** The wide Containers/Images(/Selector) columns of the workload printers. */
+const template = (selector = true): PrinterColumn[] => [computed('Containers', 'templateContainers', 'string', 1),
+  computed('Images', 'templateImages', 'string', 1), ...(selector ? [computed('Selector', 'templateSelector', 'string', 1)] : [])]
 
+// Columns, order, priorities and cells follow kube-apiserver 1.29's printers (pkg/printers/internalversion).
 const core = 'io.orch.api.core.v1.'
 const entries: KindEntry[] = [
   { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', schema: core + 'Namespace', namespaced: false,
     shortNames: ['ns'], status: true, strategy: 'namespace', nameValidation: 'label',
-    printerColumns: [col('Status', '.status.phase')] },
+    printerColumns: [col('Status', '.status.phase'), age] },
   { group: '', version: 'v1', kind: 'Pod', plural: 'pods', schema: core + 'Pod', namespaced: true,
     shortNames: ['po'], categories: ['all'], status: true, strategy: 'pod',
-    printerColumns: [computed('Ready', 'podReady'), computed('Status', 'podStatus'),
-      computed('Restarts', 'podRestarts', 'integer'), age, col('IP', '.status.podIP', 'string', 1),
-      col('Node', '.spec.nodeName', 'string', 1)] },
+    printerColumns: [computed('Ready', 'podReady'), computed('Status', 'podStatus'), computed('Restarts', 'podRestarts'), age,
+      computed('IP', 'podIP', 'string', 1), computed('Node', 'podNode', 'string', 1),
+      computed('Nominated Node', 'podNominatedNode', 'string', 1), computed('Readiness Gates', 'podReadinessGates', 'string', 1)] },
   { group: '', version: 'v1', kind: 'Service', plural: 'services', schema: core + 'Service', namespaced: true,
     shortNames: ['svc'], categories: ['all'], status: true, strategy: 'service', nameValidation: 'dns1035',
-    printerColumns: [col('Type', '.spec.type'), col('Cluster-IP', '.spec.clusterIP'),
-      computed('External-IP', 'serviceExternalIP'), computed('Port(s)', 'servicePorts'), age] },
+    printerColumns: [col('Type', '.spec.type'), computed('Cluster-IP', 'serviceClusterIP'),
+      computed('External-IP', 'serviceExternalIP'), computed('Port(s)', 'servicePorts'), age,
+      computed('Selector', 'serviceSelector', 'string', 1)] },
   { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', schema: core + 'ConfigMap', namespaced: true,
-    shortNames: ['cm'], printerColumns: [computed('Data', 'dataCount', 'integer'), age] },
+    shortNames: ['cm'], printerColumns: [computed('Data', 'dataCount'), age] },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', schema: core + 'Secret', namespaced: true,
-    strategy: 'secret', printerColumns: [col('Type', '.type'), computed('Data', 'dataCount', 'integer'), age] },
+    strategy: 'secret', printerColumns: [col('Type', '.type'), computed('Data', 'dataCount'), age] },
   { group: '', version: 'v1', kind: 'Node', plural: 'nodes', schema: core + 'Node', namespaced: false,
     shortNames: ['no'], status: true, strategy: 'node',
     printerColumns: [computed('Status', 'nodeStatus'), computed('Roles', 'nodeRoles'), age,
       col('Version', '.status.nodeInfo.kubeletVersion'),
-      col('OS-Image', '.status.nodeInfo.osImage', 'string', 1),
-      col('Kernel-Version', '.status.nodeInfo.kernelVersion', 'string', 1),
-      col('Container-Runtime', '.status.nodeInfo.containerRuntimeVersion', 'string', 1)] },
+      computed('Internal-IP', 'nodeInternalIP', 'string', 1), computed('External-IP', 'nodeExternalIP', 'string', 1),
+      computed('OS-Image', 'nodeOSImage', 'string', 1), computed('Kernel-Version', 'nodeKernelVersion', 'string', 1),
+      computed('Container-Runtime', 'nodeContainerRuntime', 'string', 1)] },
   { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', schema: core + 'ServiceAccount',
-    namespaced: true, shortNames: ['sa'] },
+    namespaced: true, shortNames: ['sa'], printerColumns: [computed('Secrets', 'serviceAccountSecrets'), age] },
   { group: '', version: 'v1', kind: 'Event', plural: 'events', schema: core + 'Event', namespaced: true,
     shortNames: ['ev'], allowCreateOnUpdate: true,
-    printerColumns: [computed('Last Seen', 'eventLastSeen', 'date'), col('Type', '.type'), col('Reason', '.reason'),
-      computed('Object', 'eventObject'), col('Message', '.message'), col('Count', '.count', 'integer', 1)] },
+    printerColumns: [computed('Last Seen', 'eventLastSeen'), col('Type', '.type'), col('Reason', '.reason'),
+      computed('Object', 'eventObject'), computed('Subobject', 'eventSubobject', 'string', 1),
+      computed('Source', 'eventSource', 'string', 1), computed('Message', 'eventMessage'),
+      computed('First Seen', 'eventFirstSeen', 'string', 1), computed('Count', 'eventCount', 'string', 1), nameWide] },
   { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', schema: core + 'Endpoints', namespaced: true,
-    shortNames: ['ep'], allowCreateOnUpdate: true },
+    shortNames: ['ep'], allowCreateOnUpdate: true, printerColumns: [computed('Endpoints', 'endpoints'), age] },
   { group: '', version: 'v1', kind: 'PersistentVolume', plural: 'persistentvolumes', schema: core + 'PersistentVolume',
     namespaced: false, shortNames: ['pv'], status: true, strategy: 'persistentvolume',
-    printerColumns: [col('Capacity', '.spec.capacity.storage'),
-      col('Reclaim Policy', '.spec.persistentVolumeReclaimPolicy'), col('Status', '.status.phase'),
-      col('StorageClass', '.spec.storageClassName'), col('Reason', '.status.reason'),
-      col('VolumeMode', '.spec.volumeMode', 'string', 1)] },
+    printerColumns: [computed('Capacity', 'pvCapacity'), computed('Access Modes', 'pvAccessModes'),
+      col('Reclaim Policy', '.spec.persistentVolumeReclaimPolicy'), computed('Status', 'pvStatus'),
+      computed('Claim', 'pvClaim'), computed('StorageClass', 'pvStorageClass'),
+      computed('VolumeAttributesClass', 'pvVolumeAttributesClass'), col('Reason', '.status.reason'), age,
+      computed('VolumeMode', 'volumeMode', 'string', 1)] },
   { group: '', version: 'v1', kind: 'PersistentVolumeClaim', plural: 'persistentvolumeclaims',
     schema: core + 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'], status: true,
     strategy: 'persistentvolumeclaim',
-    printerColumns: [col('Status', '.status.phase'), col('Volume', '.spec.volumeName'),
-      col('Capacity', '.status.capacity.storage'), col('StorageClass', '.spec.storageClassName'),
-      col('VolumeMode', '.spec.volumeMode', 'string', 1)] },
+    printerColumns: [computed('Status', 'pvcStatus'), col('Volume', '.spec.volumeName'),
+      computed('Capacity', 'pvcCapacity'), computed('Access Modes', 'pvcAccessModes'),
+      computed('StorageClass', 'pvcStorageClass'), computed('VolumeAttributesClass', 'pvcVolumeAttributesClass'), age,
+      computed('VolumeMode', 'volumeMode', 'string', 1)] },
   { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', schema: 'io.orch.api.apps.v1.Deployment',
     namespaced: true, shortNames: ['deploy'], categories: ['all'], status: true, scale: replicasScale,
-    strategy: 'deployment',
+    strategy: 'deployment', generation: true,
     printerColumns: [computed('Ready', 'replicasReady'), col('Up-to-date', '.status.updatedReplicas', 'integer'),
-      col('Available', '.status.availableReplicas', 'integer'), age] },
+      col('Available', '.status.availableReplicas', 'integer'), age, ...template()] },
   { group: 'apps', version: 'v1', kind: 'ReplicaSet', plural: 'replicasets', schema: 'io.orch.api.apps.v1.ReplicaSet',
     namespaced: true, shortNames: ['rs'], categories: ['all'], status: true, scale: replicasScale,
-    strategy: 'replicaset',
+    strategy: 'replicaset', generation: true,
     printerColumns: [col('Desired', '.spec.replicas', 'integer'), col('Current', '.status.replicas', 'integer'),
-      col('Ready', '.status.readyReplicas', 'integer')] },
+      col('Ready', '.status.readyReplicas', 'integer'), age, ...template()] },
   { group: 'apps', version: 'v1', kind: 'DaemonSet', plural: 'daemonsets', schema: 'io.orch.api.apps.v1.DaemonSet',
-    namespaced: true, shortNames: ['ds'], categories: ['all'], status: true, strategy: 'daemonset',
+    namespaced: true, shortNames: ['ds'], categories: ['all'], status: true, strategy: 'daemonset', generation: true,
     printerColumns: [col('Desired', '.status.desiredNumberScheduled', 'integer'),
       col('Current', '.status.currentNumberScheduled', 'integer'), col('Ready', '.status.numberReady', 'integer'),
       col('Up-to-date', '.status.updatedNumberScheduled', 'integer'),
-      col('Available', '.status.numberAvailable', 'integer')] },
+      col('Available', '.status.numberAvailable', 'integer'), computed('Node Selector', 'daemonSetNodeSelector'), age,
+      ...template()] },
   { group: 'apps', version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', schema: 'io.orch.api.apps.v1.StatefulSet',
     namespaced: true, shortNames: ['sts'], categories: ['all'], status: true, scale: replicasScale,
-    strategy: 'statefulset', printerColumns: [computed('Ready', 'replicasReady'), age] },
+    strategy: 'statefulset', generation: true, printerColumns: [computed('Ready', 'replicasReady'), age, ...template(false)] },
   { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', schema: 'io.orch.api.batch.v1.Job',
-    namespaced: true, categories: ['all'], status: true, strategy: 'job',
-    printerColumns: [computed('Completions', 'jobCompletions'), age] },
+    namespaced: true, categories: ['all'], status: true, strategy: 'job', generation: true,
+    printerColumns: [computed('Completions', 'jobCompletions'), computed('Duration', 'jobDuration'), age, ...template()] },
   { group: 'batch', version: 'v1', kind: 'CronJob', plural: 'cronjobs', schema: 'io.orch.api.batch.v1.CronJob',
-    namespaced: true, shortNames: ['cj'], categories: ['all'], status: true, strategy: 'cronjob',
-    printerColumns: [col('Schedule', '.spec.schedule'), col('Timezone', '.spec.timeZone'),
-      col('Suspend', '.spec.suspend', 'boolean'), col('Last Schedule', '.status.lastScheduleTime', 'date')] },
+    namespaced: true, shortNames: ['cj'], categories: ['all'], status: true, strategy: 'cronjob', generation: true,
+    printerColumns: [col('Schedule', '.spec.schedule'), computed('Timezone', 'cronJobTimeZone'),
+      computed('Suspend', 'cronJobSuspend', 'boolean'), computed('Active', 'cronJobActive', 'integer'),
+      computed('Last Schedule', 'cronJobLastSchedule'), age, ...template()] },
   { group: 'coordination.orch.io', version: 'v1', kind: 'Lease', plural: 'leases',
     schema: 'io.orch.api.coordination.v1.Lease', namespaced: true, allowCreateOnUpdate: true,
-    printerColumns: [col('Holder', '.spec.holderIdentity')] },
+    printerColumns: [col('Holder', '.spec.holderIdentity'), age] },
   { group: 'apiextensions.orch.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions',
     schema: 'io.orch.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition', namespaced: false,
-    shortNames: ['crd', 'crds'], status: true, strategy: 'crd' },
+    shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, strategy: 'crd', generation: true },
 ]
 
 /** The derived definitions with the Go-coded defaults laid over them (a fresh copy). */
@@ -132,6 +147,9 @@ export function builtinSchemaDefinitions (overlay: SchemaOverlay = builtinOverla
   }
   return defs
 }
+
+/** Kinds whose kube-apiserver store sets `ReturnDeletedObject` (DELETE answers the object, not a Status). */
+const returnsDeletedObject = new Set(['/namespaces', '/pods', '/services', '/serviceaccounts', '/persistentvolumes', '/persistentvolumeclaims'])
 
 function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
   const source = defs[e.schema]
@@ -162,6 +180,8 @@ function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
     nameValidation: e.nameValidation ?? 'subdomain',
   }
   if (e.strategy !== undefined) def.strategy = e.strategy
+  if (e.generation === true) def.tracksGeneration = true
+  if (returnsDeletedObject.has(`${e.group}/${e.plural}`)) def.returnDeletedObject = true
   return def
 }
 
