@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import type { OrchletConfig } from './config/types.js'
 import { createApiClient, type ApiClient } from './apiclient/client.js'
 import { loadKubeconfig } from './apiclient/kubeconfig.js'
-import { capacityReport, nodeAddresses, readMachineFacts } from './node/node-info.js'
+import { capacityReport, hardEvictionBytes, nodeAddresses, readMachineFacts } from './node/node-info.js'
+import { aggregateMessage, nodeImages, runtimeReadyErrors } from './node/node-images.js'
 import { createNodeManager, type NodeManager } from './node/node-manager.js'
 import { createEventRecorder } from './events/recorder.js'
 import { createBackoff } from './pods/backoff.js'
@@ -20,6 +21,8 @@ import { createAgentServer, type AgentServer } from './server/agent-server.js'
 import { createAuthenticator } from './server/authn.js'
 import { createAuthorizer } from './server/authz.js'
 import { loadServingTls } from './server/tls.js'
+import { configzOf } from './server/configz.js'
+import { renderPrometheus } from './server/metrics.js'
 import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
 import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
 import { createCriRuntime } from './runtime/cri/cri-runtime.js'
@@ -118,7 +121,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     })
   }
 
-  const statusManager = client ? createStatusManager({ client, logger }) : undefined
+  const statusManager = client ? createStatusManager({ client, nodeName, logger }) : undefined
   // Without an API server (standalone) the recorder logs events instead of writing them. 0 selects client-go's defaults (5 qps, burst 10).
   const recorder = createEventRecorder({ client, component: 'orchlet', host: nodeName, qps: config.eventRecordQPS > 0 ? config.eventRecordQPS : 5, burst: config.eventBurst > 0 ? config.eventBurst : 10, logger, now })
   const pods = createPodManager({
@@ -136,7 +139,13 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     logger,
     relistMs: deps.relistMs ?? 1000,
     statusManager,
-    recorder
+    recorder,
+    runtimes: () => [...runtimes.values()],
+    expectedSources: [
+      ...(config.staticPodPath ? ['file' as const] : []),
+      ...(config.staticPodURL ? ['http' as const] : []),
+      ...(client && !config.runOnce ? ['api' as const] : [])
+    ]
   })
 
   const sources: PodSourceRunner[] = []
@@ -169,16 +178,26 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     authorize: createAuthorizer(config.authorizationMode === 'Webhook' && client
       ? { mode: 'Webhook', webhook: { client, authorizedTtlMs: config.authorizationWebhookCacheAuthorizedTTL, unauthorizedTtlMs: config.authorizationWebhookCacheUnauthorizedTTL }, now }
       : { mode: 'AlwaysAllow', now }),
-    logger
+    logger,
+    configz: () => configzOf(config),
+    metrics: () => renderPrometheus(pods.metrics())
   })
   await server.start()
   const ports = server.ports()
 
   if (client && !config.runOnce) {
-    const reserved = { orchReserved: config.orchReserved, systemReserved: config.systemReserved, evictionHardMemoryBytes: evictionMemoryBytes(config, facts.memoryBytes) }
+    // The kubelet's hardEvictionReservation: hard memory.available and nodefs.available thresholds leave allocatable.
+    const ignoreEviction = config.experimentalAllocatableIgnoreEviction
+    const reserved = {
+      orchReserved: config.orchReserved,
+      systemReserved: config.systemReserved,
+      evictionHardMemoryBytes: ignoreEviction ? 0 : hardEvictionBytes(config.evictionHard, 'memory.available', facts.memoryBytes),
+      evictionHardEphemeralStorageBytes: ignoreEviction ? 0 : hardEvictionBytes(config.evictionHard, 'nodefs.available', facts.ephemeralStorageBytes)
+    }
+    const healthRuntime = cri ?? wasm
     node = createNodeManager({
       client,
-      spec: { nodeName, labels: config.nodeLabels, taints: config.registerWithTaints, providerID: config.providerID || undefined, podCIDR: config.podCIDR || undefined, unschedulable: !config.registerSchedulable },
+      spec: { nodeName, labels: config.nodeLabels, taints: config.registerWithTaints, providerID: config.providerID || undefined, podCIDR: config.podCIDR || undefined, unschedulable: !config.registerSchedulable, controllerManagedAttachDetach: config.enableControllerAttachDetach },
       facts,
       registerNode: config.registerNode,
       statusUpdateFrequencyMs: config.nodeStatusUpdateFrequency,
@@ -189,12 +208,13 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
         addresses,
         runtimeVersion: cri ? `${cri.name}://${(await cri.runtime.version()).runtimeVersion}` : `wasm://${(await wasm.runtime.version()).runtimeVersion}`,
         orchletVersion: ORCHLET_VERSION,
-        port: ports.port ?? config.port
+        port: ports.port ?? config.port,
+        images: nodeImages((await Promise.all([...runtimes.values()].map(r => r.images.listImages().catch(() => [])))).flat(), config.nodeStatusMaxImages)
       }),
       health: async () => {
-        const st = await (cri ?? wasm).runtime.status().catch(err => ({ conditions: [{ type: 'RuntimeReady', status: false, reason: 'RuntimeDown', message: (err as Error).message }] }))
-        const down = st.conditions.find(c => !c.status)
-        return { ready: down === undefined, readyMessage: down ? `container runtime is down: ${down.message}` : '', memoryPressure: false, diskPressure: false, pidPressure: false }
+        const st = await healthRuntime.runtime.status().catch(() => undefined)
+        const errs = runtimeReadyErrors(st)
+        return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: false, diskPressure: false, pidPressure: false }
       },
       now,
       logger,
@@ -244,10 +264,4 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       await wasm.close()
     }
   }
-}
-
-function evictionMemoryBytes (config: OrchletConfig, total: number): number {
-  const t = config.evictionHard.find(x => x.signal === 'memory.available')
-  if (t === undefined) return 0
-  return 'quantity' in t.value ? t.value.quantity : Math.round(total * t.value.percent / 100)
 }

@@ -139,6 +139,35 @@ t.test('a static pod gets a mirror pod in the API server carrying its status', a
   t.match(wide.stdout, new RegExp(`\\s${NODE}\\s+<none>\\s+<none>\\n`), 'unset nominated node and readiness gates print <none>')
 })
 
+t.test('a deleted mirror pod is made again, owned by the Node', async t => {
+  const name = `static-web-${NODE}`
+  const before = JSON.parse((await kubectl('get', 'pod', name, '-o', 'json')).stdout)
+  const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
+  t.same(before.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: node.metadata.uid, controller: true }])
+  // --wait=false: the new mirror (same name) may be listed before kubectl's waiter starts, which then never sees a delete.
+  const del = await kubectl('delete', 'pod', name, '--wait=false')
+  t.equal(del.code, 0, del.stderr)
+  const after = await until('a new mirror pod', async () => {
+    const r = await kubectl('get', 'pod', name, '-o', 'json')
+    if (r.code !== 0) return undefined
+    const p = JSON.parse(r.stdout)
+    return p.metadata.uid !== before.metadata.uid && p.metadata.deletionTimestamp === undefined && p.status?.phase === 'Running' ? p : undefined
+  })
+  t.equal(after.metadata.annotations['orch.io/config.mirror'], before.metadata.annotations['orch.io/config.mirror'])
+})
+
+t.test('the node status lists the images on the node', async t => {
+  const images = await until('status.images', async () => {
+    const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
+    return node.status.images?.length > 0 ? node.status.images as Array<{ names: string[]; sizeBytes: number }> : undefined
+  })
+  const tool = images.find(i => i.names.includes('localhost/e2e/tool:1'))
+  t.ok(tool, JSON.stringify(images))
+  t.ok(tool!.sizeBytes > 0)
+  const node = JSON.parse((await kubectl('get', 'node', NODE, '-o', 'json')).stdout)
+  t.equal(node.metadata.annotations['volumes.orch.io/controller-managed-attach-detach'], 'true')
+})
+
 t.test('kubectl logs reads a pod\'s output through the API server', async t => {
   await until('hello to be Succeeded', async () => { const p = await podJson('hello'); return p?.status?.phase === 'Succeeded' ? p : undefined })
   const all = await kubectl('logs', 'hello')

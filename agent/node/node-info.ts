@@ -72,11 +72,13 @@ export interface Reservations {
   systemReserved: ResourceList
   /** The memory.available hard-eviction threshold in bytes (0 when given as a percentage of 0). */
   evictionHardMemoryBytes: number
+  /** The nodefs.available hard-eviction threshold in bytes (the kubelet's hardEvictionReservation for ephemeral-storage). */
+  evictionHardEphemeralStorageBytes?: number
 }
 
 export interface CapacityReport { capacity: Record<string, string>; allocatable: Record<string, string> }
 
-/** allocatable = capacity - orch-reserved - system-reserved - hard eviction threshold (memory), floored at 0. */
+/** allocatable = capacity - orch-reserved - system-reserved - hard eviction threshold (memory, nodefs), floored at 0. */
 export function capacityReport (facts: MachineFacts, maxPods: number, r: Reservations): CapacityReport {
   const cpu = facts.cpuMillis
   const mem = facts.memoryBytes
@@ -93,7 +95,7 @@ export function capacityReport (facts: MachineFacts, maxPods: number, r: Reserva
     allocatable: {
       cpu: formatCpu(sub(cpu, r.orchReserved.cpu, r.systemReserved.cpu)),
       memory: formatBytes(sub(mem, r.orchReserved.memory, r.systemReserved.memory, r.evictionHardMemoryBytes)),
-      'ephemeral-storage': formatBytes(sub(eph, r.orchReserved['ephemeral-storage'], r.systemReserved['ephemeral-storage'])),
+      'ephemeral-storage': formatBytes(sub(eph, r.orchReserved['ephemeral-storage'], r.systemReserved['ephemeral-storage'], r.evictionHardEphemeralStorageBytes)),
       pods: String(maxPods)
     }
   }
@@ -109,4 +111,14 @@ export function nodeAddresses (nodeIPs: string[], host: string): Array<{ type: s
     ips = [pick?.address ?? '127.0.0.1']
   }
   return [...ips.map(address => ({ type: 'InternalIP', address })), { type: 'Hostname', address: host }]
+}
+
+/**
+ * A hard-eviction threshold as bytes of the given capacity (GetThresholdQuantity: a percentage is truncated
+ * to whole bytes); 0 when the signal has no hard threshold.
+ */
+export function hardEvictionBytes (thresholds: ReadonlyArray<{ signal: string; value: { quantity: number } | { percent: number } }>, signal: string, capacity: number): number {
+  const t = thresholds.find(x => x.signal === signal)
+  if (t === undefined) return 0
+  return 'quantity' in t.value ? t.value.quantity : Math.floor(capacity * t.value.percent / 100)
 }

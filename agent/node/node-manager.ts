@@ -2,7 +2,7 @@
 
 import type { ApiClient, JsonObject } from '../apiclient/client.js'
 import { isAlreadyExists, isConflict, isNotFound } from '../apiclient/client.js'
-import { buildNode, buildNodeStatus, microTime, type NodeHealth, type NodeSpecInput, type NodeStatusInput } from './node-object.js'
+import { ANNOTATION_CONTROLLER_ATTACH_DETACH, buildNode, buildNodeStatus, microTime, type NodeHealth, type NodeSpecInput, type NodeStatusInput } from './node-object.js'
 import type { MachineFacts } from './node-info.js'
 import type { EventRecorder, ObjectReference } from '../events/recorder.js'
 
@@ -74,10 +74,14 @@ export function createNodeManager (o: NodeManagerOptions): NodeManager {
       if (!isAlreadyExists(err)) throw err
       const existing = await o.client.get(nodePath)
       nodeUID = String((existing.metadata as JsonObject).uid)
-      // Keep labels we own up to date on an existing node, as the kubelet reconciles its own labels.
+      // Keep labels we own up to date on an existing node, as the kubelet reconciles its own labels,
+      // and the attach/detach annotation (reconcileCMADAnnotationWithExistingNode).
       const meta = existing.metadata as JsonObject
       const labels = { ...(meta.labels as Record<string, string> | undefined), ...((desired.metadata as JsonObject).labels as Record<string, string>) }
-      await o.client.update(nodePath, { ...existing, metadata: { ...meta, labels } })
+      const annotations = { ...(meta.annotations as Record<string, string> | undefined) }
+      if (o.spec.controllerManagedAttachDetach === true) annotations[ANNOTATION_CONTROLLER_ATTACH_DETACH] = 'true'
+      else delete annotations[ANNOTATION_CONTROLLER_ATTACH_DETACH]
+      await o.client.update(nodePath, { ...existing, metadata: { ...meta, labels, annotations } })
       o.logger.info({ node: name }, 'node already registered; adopted it')
     }
   }

@@ -1,6 +1,10 @@
 // Builds the Node object and its status conditions from what the orchlet knows; no I/O here.
 
 import type { CapacityReport, MachineFacts } from './node-info.js'
+import type { NodeImage } from './node-images.js'
+
+/** Set on the Node when --enable-controller-attach-detach: the attach/detach controller, not the orchlet, attaches volumes. */
+export const ANNOTATION_CONTROLLER_ATTACH_DETACH = 'volumes.orch.io/controller-managed-attach-detach'
 
 export interface Taint { key: string; value?: string; effect: string }
 
@@ -11,6 +15,8 @@ export interface NodeSpecInput {
   providerID?: string
   podCIDR?: string
   unschedulable: boolean
+  /** --enable-controller-attach-detach (absent: false). */
+  controllerManagedAttachDetach?: boolean
 }
 
 export interface NodeHealth {
@@ -29,6 +35,8 @@ export interface NodeStatusInput {
   orchletVersion: string
   port: number
   health: NodeHealth
+  /** Images on the node, already sorted and cut to --node-status-max-images. */
+  images?: NodeImage[]
 }
 
 /** RFC 3339 with seconds, the precision of meta/v1 Time. */
@@ -60,7 +68,11 @@ export function buildNode (spec: NodeSpecInput, facts: MachineFacts): Record<str
   return {
     apiVersion: 'v1',
     kind: 'Node',
-    metadata: { name: spec.nodeName, labels: { ...defaultNodeLabels(spec.nodeName, facts), ...spec.labels } },
+    metadata: {
+      name: spec.nodeName,
+      labels: { ...defaultNodeLabels(spec.nodeName, facts), ...spec.labels },
+      ...(spec.controllerManagedAttachDetach === true ? { annotations: { [ANNOTATION_CONTROLLER_ATTACH_DETACH]: 'true' } } : {})
+    },
     spec: nodeSpec
   }
 }
@@ -101,6 +113,7 @@ export function buildNodeStatus (input: NodeStatusInput, nowMs: number, previous
     conditions,
     addresses: input.addresses,
     daemonEndpoints: { kubeletEndpoint: { Port: input.port } },
+    ...(input.images !== undefined && input.images.length > 0 ? { images: input.images } : {}),
     nodeInfo: {
       machineID: f.machineID,
       systemUUID: f.systemUUID,

@@ -11,6 +11,8 @@ export interface Backoff {
   failed(key: string, at?: number): number
   /** The time before which `key` must not be retried (0 when free). */
   until(key: string): number
+  /** The current delay of `key` (0 when free): what the kubelet's CrashLoopBackOff message quotes. */
+  delay(key: string): number
   forget(key: string): void
 }
 
@@ -26,6 +28,7 @@ export function createBackoff (o: BackoffOptions): Backoff {
       return entry.until
     },
     until (key) { return entries.get(key)?.until ?? 0 },
+    delay (key) { return entries.get(key)?.delay ?? 0 },
     forget (key) { entries.delete(key) }
   }
 }

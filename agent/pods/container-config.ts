@@ -42,7 +42,7 @@ export function expandVars (text: string, vars: Map<string, string>): string {
   })
 }
 
-function fieldRef (pod: Pod, path: string, hostIP: string): string {
+function fieldRef (pod: Pod, path: string, hostIP: string, podIP: string): string {
   const label = /^metadata\.labels\['(.+)'\]$/.exec(path)
   if (label) return pod.metadata.labels?.[label[1]!] ?? ''
   const ann = /^metadata\.annotations\['(.+)'\]$/.exec(path)
@@ -53,7 +53,8 @@ function fieldRef (pod: Pod, path: string, hostIP: string): string {
     case 'metadata.uid': return pod.metadata.uid
     case 'spec.nodeName': return pod.spec.nodeName ?? ''
     case 'spec.serviceAccountName': return String((pod.spec as unknown as Record<string, unknown>).serviceAccountName ?? '')
-    case 'status.hostIP': case 'status.podIP': return hostIP
+    case 'status.hostIP': return hostIP
+    case 'status.podIP': return podIP
     default: throw new ContainerConfigError(`unsupported fieldRef fieldPath "${path}"`)
   }
 }
@@ -76,14 +77,14 @@ async function keyRef (client: ApiClient | undefined, kind: 'configmaps' | 'secr
 }
 
 /** Resolves env in order: each value may refer to earlier ones with $(NAME). */
-export async function resolveEnv (pod: Pod, c: Container, hostIP: string, client?: ApiClient): Promise<Map<string, string>> {
+export async function resolveEnv (pod: Pod, c: Container, hostIP: string, client?: ApiClient, podIP: string = hostIP): Promise<Map<string, string>> {
   const vars = new Map<string, string>()
   for (const e of c.env ?? [] as EnvVar[]) {
     let value: string | undefined
     if (e.valueFrom === undefined) value = expandVars(e.value ?? '', vars)
     else {
       const from = e.valueFrom as { fieldRef?: { fieldPath: string }; configMapKeyRef?: { name?: string; key?: string; optional?: boolean }; secretKeyRef?: { name?: string; key?: string; optional?: boolean }; resourceFieldRef?: { resource: string } }
-      if (from.fieldRef) value = fieldRef(pod, from.fieldRef.fieldPath, hostIP)
+      if (from.fieldRef) value = fieldRef(pod, from.fieldRef.fieldPath, hostIP, podIP)
       else if (from.configMapKeyRef) value = await keyRef(client, 'configmaps', pod.metadata.namespace, from.configMapKeyRef)
       else if (from.secretKeyRef) value = await keyRef(client, 'secrets', pod.metadata.namespace, from.secretKeyRef)
       else if (from.resourceFieldRef) {
@@ -118,6 +119,8 @@ export interface ContainerConfigInput {
   attempt: number
   volumes: Map<string, string>
   hostIP: string
+  /** The sandbox's IP (status.podIP); the host IP when absent. */
+  podIP?: string
   client?: ApiClient
   cpuCfsQuota: boolean
   cfsPeriodUs: number
@@ -125,7 +128,7 @@ export interface ContainerConfigInput {
 
 export async function containerConfig (i: ContainerConfigInput): Promise<ContainerConfig> {
   const { pod, container: c } = i
-  const env = await resolveEnv(pod, c, i.hostIP, i.client)
+  const env = await resolveEnv(pod, c, i.hostIP, i.client, i.podIP ?? i.hostIP)
   return {
     metadata: { name: c.name, attempt: i.attempt },
     image: { image: c.image },

@@ -1,6 +1,6 @@
 // The pod lifecycle against the real built-in WebAssembly runtime (no API server: standalone mode).
 import t, { type Test } from 'tap'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
@@ -8,7 +8,7 @@ import { createWasmRuntime, type WasmRuntime } from '../runtime/wasm/runtime.js'
 import { compileFixture } from '../runtime/wasm/fixtures/compile.js'
 import { buildWasmImageLayout, writeLayoutDir } from '../runtime/oci/layout-writer.js'
 import type { PodManager } from './pod-manager.js'
-import { testPodManager, waitForStatus } from './testing.js'
+import { detachAll, testPodManager, waitForStatus } from './testing.js'
 import type { Container, Pod, PodStatus } from './pod-types.js'
 import { createEventRecorder } from '../events/recorder.js'
 
@@ -83,6 +83,7 @@ t.test('restarts a failing container under restartPolicy Always with back-off, k
   const backoff = events.find(e => e.reason === 'BackOff')
   t.equal(backoff?.type, 'Warning')
   t.equal(backoff?.message, `Back-off restarting failed container main in pod crash_default(${p.metadata.uid})`)
+  t.match(cs.state.waiting?.message, new RegExp(`^back-off (300ms|600ms|1\\.2s) restarting failed container=main pod=crash_default\\(${p.metadata.uid}\\)$`), 'the kubelet\'s CrashLoopBackOff message')
 })
 
 t.test('fails a pod under restartPolicy Never when a container exits non-zero', async t => {
@@ -147,13 +148,71 @@ t.test('stops a running pod when its source drops it', async t => {
 
 function st (pods: PodManager, p: Pod): PodStatus | undefined { return pods.workers().get(p.metadata.uid)?.status() }
 
-t.test('admits at most --max-pods pods', async t => {
-  const { pods } = await setup(t, 1)
+t.test('admits at most --max-pods pods and records the rejection as the kubelet does', async t => {
+  const { pods, events } = await setup(t, 1)
   const a = pod('a', [tool('main', 'spin')])
   const b = pod('b', [tool('main', 'spin')])
   pods.sink.set('file', [a, b])
   t.ok(pods.workers().has(a.metadata.uid))
   t.notOk(pods.workers().has(b.metadata.uid), 'the second pod was rejected')
+  t.same(events.filter(e => e.object === 'Pod/default/b').map(e => [e.type, e.reason, e.message]), [
+    ['Warning', 'OutOfpods', 'Node didn\'t have enough resource: pods, requested: 1, used: 1, capacity: 1']
+  ])
+  pods.sink.set('file', [a, b])
+  t.equal(events.filter(e => e.reason === 'OutOfpods').length, 1, 'recorded once per pod')
+})
+
+t.test('a second pod with the same namespace/name from one source is dropped with FailedValidation', async t => {
+  const { pods, events } = await setup(t)
+  const first = pod('twin', [tool('main', 'spin')])
+  const second = pod('twin', [tool('main', 'echo', 'x')])
+  pods.sink.set('file', [first, second])
+  t.ok(pods.workers().has(first.metadata.uid), 'the first one runs')
+  t.notOk(pods.workers().has(second.metadata.uid), 'the later one is ignored')
+  t.same(events.filter(e => e.reason === 'FailedValidation').map(e => [e.object, e.type, e.message]), [
+    ['Pod/default/twin', 'Warning', `Error validating pod twin_default(${second.metadata.uid}) from file due to duplicate pod name "twin", ignoring`]
+  ])
+  pods.sink.set('file', [first, second])
+  t.equal(events.filter(e => e.reason === 'FailedValidation').length, 1, 'recorded once while it stays a duplicate')
+  const other = pod('twin', [tool('main', 'spin')], {})
+  other.metadata.namespace = 'other'
+  pods.sink.set('file', [first, other])
+  t.ok(pods.workers().has(other.metadata.uid), 'the same name in another namespace is a different pod')
+})
+
+t.test('housekeeping removes runtime pods no source wants once every source has reported', async t => {
+  const { wasm } = await setup(t)
+  const root = mkdtempSync(join(tmpdir(), 'orch-hk-'))
+  const quiet = { info () {}, warn () {} }
+  const { createPodManager } = await import('./pod-manager.js')
+  const { createBackoff } = await import('./backoff.js')
+  const { LABEL_POD_UID } = await import('./container-config.js')
+  const orphan = await wasm.runtime.runPodSandbox({ metadata: { name: 'gone', namespace: 'default', uid: 'gone-uid', attempt: 0 }, logDirectory: join(root, 'gone'), labels: { [LABEL_POD_UID]: 'gone-uid' }, annotations: {}, hostNetwork: true })
+  const pods = createPodManager({
+    nodeName: 'node-a', maxPods: 10, runtimeFor: () => wasm, rootDir: root, logsRoot: join(root, 'logs'), hostIP: '127.0.0.1',
+    cpuCfsQuota: true, cfsPeriodUs: 100_000, backoff: createBackoff({ initialMs: 300, maxMs: 1200, now: Date.now }), now: Date.now,
+    logger: quiet, relistMs: 50, recorder: createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: quiet }),
+    runtimes: () => [wasm], expectedSources: ['file', 'http']
+  })
+  t.teardown(async () => { await pods.stopAll(); rmSync(root, { recursive: true, force: true }) })
+  const keep = pod('keep', [tool('main', 'spin')])
+  pods.sink.set('file', [keep])
+  await waitForStatus(pods, keep, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.same(await pods.housekeeping(), [], 'nothing is removed before every source reported')
+  t.ok((await wasm.runtime.listPodSandbox()).some(s => s.id === orphan))
+  pods.sink.set('http', [])
+  t.same(await pods.housekeeping(), ['gone-uid'])
+  const metrics = new Map(pods.metrics().map(f => [f.name, f]))
+  const gauge = (name: string) => { const f = metrics.get(name); return f !== undefined && f.type !== 'histogram' ? f.samples : undefined }
+  t.same(gauge('orchlet_running_pods'), [{ value: 1 }])
+  t.same(gauge('orchlet_running_containers')?.find(s => s.labels?.container_state === 'running'), { labels: { container_state: 'running' }, value: 1 })
+  t.same(gauge('orchlet_desired_pods'), [{ labels: { static: '' }, value: 0 }, { labels: { static: 'true' }, value: 1 }])
+  const hk = metrics.get('orchlet_housekeeping_duration_seconds')
+  t.equal(hk?.type === 'histogram' ? hk.histogram.count : -1, 1, 'one housekeeping pass ran (the first was skipped: a source had not reported)')
+  const left = await wasm.runtime.listPodSandbox()
+  t.notOk(left.some(s => s.id === orphan), 'the orphan sandbox is gone')
+  t.ok(left.some(s => s.labels[LABEL_POD_UID] === keep.metadata.uid), 'the wanted pod keeps its sandbox')
+  t.equal(pods.workers().get(keep.metadata.uid)?.status()?.phase, 'Running')
 })
 
 t.test('waits with CreateContainerConfigError when a container mounts a missing volume', async t => {
@@ -176,6 +235,65 @@ t.test('waits with ErrImageNeverPull when the image is absent and the policy is 
     ['Warning', 'Failed', 'Error: ErrImageNeverPull']
   ])
   t.same(reasons(events, 'Pod/default/noimg').filter(r => r === 'Created'), [], 'no container was created')
+  await new Promise(resolve => setTimeout(resolve, 1500))
+  const tries = events.filter(e => e.reason === 'ErrImageNeverPull').length
+  // Back-off 300ms doubling: tries at about 0s, 0.3s, 0.9s (a 50ms relist without back-off would make ~30).
+  t.ok(tries >= 2 && tries <= 4, `retried after its back-off, not every relist (${tries} tries in 1.5s)`)
+})
+
+t.test('a failed pull waits in ImagePullBackOff with the kubelet\'s back-off message', async t => {
+  const { pods, events } = await setup(t)
+  const image = '127.0.0.1:1/absent/tool:1'
+  const p = pod('nopull', [{ ...tool('main', 'echo'), image, imagePullPolicy: 'Always' }])
+  pods.sink.set('file', [p])
+  const s = await until(pods, p, s => s.containerStatuses?.[0]?.state.waiting?.reason === 'ImagePullBackOff')
+  t.equal(s.containerStatuses![0]!.state.waiting!.message, `Back-off pulling image "${image}"`)
+  t.ok(events.some(e => e.reason === 'BackOff' && e.type === 'Normal' && e.message === `Back-off pulling image "${image}"`), 'the BackOff event')
+  t.match(events.find(e => e.reason === 'Failed')?.message, /^Failed to pull image "127\.0\.0\.1:1\/absent\/tool:1": /)
+})
+
+t.test('containers wait with PodInitializing while an init container runs', async t => {
+  const { pods } = await setup(t)
+  const p = pod('initwait', [tool('main', 'echo', 'x')], { initContainers: [tool('setup', 'spin')] })
+  pods.sink.set('file', [p])
+  const s = await until(pods, p, s => s.initContainerStatuses?.[0]?.state.running !== undefined)
+  t.same(s.containerStatuses![0]!.state, { waiting: { reason: 'PodInitializing' } })
+  t.equal(s.phase, 'Pending')
+  t.equal(pods.view.containerWaiting('default', 'initwait', 'main'), 'PodInitializing', 'kubectl logs says why')
+})
+
+t.test('after an orchlet restart the WebAssembly containers start again counting restarts from the log dir, keeping startTime', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-wasm-restart-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const layout = join(dir, 'layout')
+  await writeLayoutDir(layout, buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
+  const root = join(dir, 'root')
+  mkdirSync(root)
+  const first = await createWasmRuntime({ rootDir: join(dir, 'wasm-1') })
+  await first.images.importImage(layout)
+  t.teardown(() => first.close())
+  const one = testPodManager(t, { runtime: first, root }).pods
+  const p = pod('counter', [tool('main', 'tick', '50')])
+  one.sink.set('file', [p])
+  const before = await until(one, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.equal(before.containerStatuses![0]!.restartCount, 0)
+  const logDir = join(root, 'logs', `default_counter_${p.metadata.uid}`, 'main')
+  // The WebAssembly runtime creates an attempt's log at its first output.
+  const deadline = Date.now() + 5000
+  while (!existsSync(join(logDir, '0.log')) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 25))
+  // The orchlet dies: its workers stop, and the in-process WebAssembly containers die with it.
+  detachAll(one)
+  await first.close()
+  const second = await createWasmRuntime({ rootDir: join(dir, 'wasm-2') })
+  await second.images.importImage(layout)
+  t.teardown(() => second.close())
+  const two = testPodManager(t, { runtime: second, root }).pods
+  two.sink.set('file', [{ ...p, status: before }])
+  const after = await until(two, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.equal(after.containerStatuses![0]!.restartCount, 1, 'attempt 0.log exists, so this is attempt 1')
+  t.equal(after.startTime, before.startTime, 'startTime comes from the pod\'s existing status')
+  t.ok(existsSync(join(logDir, '0.log')), 'the first attempt\'s log is kept')
+  t.equal(two.view.containerLogPath('default', 'counter', 'main', false), join(logDir, '1.log'))
 })
 
 t.test('a readiness probe gates the Ready condition', async t => {

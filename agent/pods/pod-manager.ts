@@ -3,9 +3,14 @@
 import type { AgentView } from '../server/agent-server.js'
 import type { SourceSink } from './sources/source.js'
 import { createPodWorker, type PodWorker, type PodWorkerDeps } from './pod-worker.js'
-import type { StatusManager } from './status-manager.js'
-import { isStaticPod, type Pod, type PodSource, type PodStatus } from './pod-types.js'
+import { mirrorIsCurrent, type StatusManager } from './status-manager.js'
+import { isStaticPod, podKey, type Pod, type PodSource, type PodStatus } from './pod-types.js'
 import { rfc3339 } from '../node/node-object.js'
+import { podReference } from './pod-events.js'
+import { removeOrphanedPods } from './adoption.js'
+import type { ContainerRuntime } from '../runtime/runtime.js'
+import { createHistogram, type MetricFamily } from '../server/metrics.js'
+import { createStatsSummary } from '../server/stats-summary.js'
 
 export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   nodeName: string
@@ -14,6 +19,16 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   statusManager?: StatusManager
   /** Extra checks for /healthz (e.g. the runtime's own status). */
   extraHealth?: () => Array<{ name: string; ok: boolean; message?: string }>
+  /**
+   * Every runtime the node has, for housekeeping: once each of `expectedSources` has reported its first
+   * set, and every `housekeepingMs` after, sandboxes of pods no source wants are removed from them
+   * (after an orchlet restart, pods deleted meanwhile are still in the runtime).
+   */
+  runtimes?: () => ContainerRuntime[]
+  /** The sources this node is configured with (housekeeping waits for each one's first set). */
+  expectedSources?: PodSource[]
+  /** Housekeeping period (default one minute). */
+  housekeepingMs?: number
 }
 
 export interface PodManager {
@@ -25,6 +40,10 @@ export interface PodManager {
   stopAll(): Promise<void>
   /** Resolves once no pod is being started or stopped. */
   idle(): Promise<void>
+  /** Removes orphaned runtime pods now (when every expected source has reported); resolves with the uids removed. */
+  housekeeping(): Promise<string[]>
+  /** The pod manager's Prometheus metrics (pods, containers by state, sync and housekeeping durations). */
+  metrics(): MetricFamily[]
 }
 
 function graceOf (pod: Pod): number {
@@ -36,20 +55,107 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   const workers = new Map<string, PodWorker>()
   const stopping = new Map<string, Promise<void>>()
   const rejected = new Set<string>()
+  /** Per source, the uids dropped as duplicates at its last report, so FailedValidation is recorded once per pod. */
+  const duplicates = new Map<PodSource, Set<string>>()
+  const mirrors = new Map<string, Pod>()
+  let mirrorsSeen = false
+  const reconcileSeconds = createHistogram()
+  const housekeepingSeconds = createHistogram()
+  let startedPods = 0
+  let housekeepingRun: Promise<string[]> | undefined
   let lastSync = d.now()
+  const stats = createStatsSummary({ nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })) })
   // Re-run the reconcile periodically too, so the sync-loop health check reflects a live loop.
-  const resync = setInterval(() => reconcile(), 10_000)
+  const resync = setInterval(() => { reconcile(); checkMirrors() }, 10_000)
   resync.unref()
+  const housekeepingTimer = setInterval(() => { void housekeeping() }, d.housekeepingMs ?? 60_000)
+  housekeepingTimer.unref()
 
   function onStatus (pod: Pod, status: PodStatus): void {
     d.statusManager?.set(pod, status)
   }
 
+  /** The kubelet's rejectPod: a Warning event with the admission message, and a Failed status saying the pod was rejected. */
   function reject (pod: Pod, reason: string, message: string): void {
     if (rejected.has(pod.metadata.uid)) return
     rejected.add(pod.metadata.uid)
     d.logger.warn({ pod: pod.metadata.name, reason }, message)
-    d.statusManager?.set(pod, { phase: 'Failed', reason, message, conditions: [], startTime: rfc3339(d.now()) })
+    d.recorder.event(podReference(pod), 'Warning', reason, message)
+    d.statusManager?.set(pod, { phase: 'Failed', reason, message: `Pod was rejected: ${message}`, conditions: [], startTime: rfc3339(d.now()) })
+  }
+
+  /**
+   * The kubelet's filterInvalidPods: within one source, a pod whose namespace/name an earlier pod already
+   * has is dropped (two static pods would otherwise fight over one mirror pod).
+   */
+  function dropDuplicates (source: PodSource, pods: Pod[]): Pod[] {
+    const names = new Set<string>()
+    const seen = duplicates.get(source) ?? new Set<string>()
+    const now = new Set<string>()
+    const kept: Pod[] = []
+    for (const pod of pods) {
+      const name = podKey(pod)
+      if (!names.has(name)) { names.add(name); kept.push(pod); continue }
+      const m = pod.metadata
+      now.add(m.uid)
+      if (seen.has(m.uid)) continue
+      d.logger.warn({ pod: name, source }, 'pod failed validation due to duplicate pod name, ignoring')
+      d.recorder.event(podReference(pod), 'Warning', 'FailedValidation', `Error validating pod ${m.name}_${m.namespace}(${m.uid}) from ${source} due to duplicate pod name "${m.name}", ignoring`)
+    }
+    duplicates.set(source, now)
+    return kept
+  }
+
+  /** Static pods whose mirror is missing, being deleted or stale get their status written again, which remakes the mirror. */
+  function checkMirrors (): void {
+    if (!mirrorsSeen || d.statusManager === undefined) return
+    const byName = new Map<string, Pod>()
+    for (const m of mirrors.values()) byName.set(podKey(m), m)
+    for (const [uid, w] of workers) {
+      const pod = w.pod()
+      const status = w.status()
+      if (!isStaticPod(pod) || stopping.has(uid) || status === undefined) continue
+      const mirror = byName.get(podKey(pod))
+      if (mirror === undefined || !mirrorIsCurrent(pod, mirror)) d.statusManager.set(pod, status)
+    }
+  }
+
+  /** May the runtime keep this pod? Any live worker, and any pod a source wants (unless deleted and already stopped). */
+  function isWanted (uid: string): boolean {
+    if (workers.has(uid)) return true
+    for (const pods of desired.values()) {
+      const pod = pods.get(uid)
+      if (pod !== undefined && pod.metadata.deletionTimestamp === undefined) return true
+    }
+    return false
+  }
+
+  /**
+   * A set answering from the live state at each lookup: a pod admitted while the runtime is being listed
+   * (its sandbox just made) is never taken for an orphan.
+   */
+  const wanted = new (class extends Set<string> { override has (uid: string): boolean { return isWanted(uid) } })()
+
+  async function housekeeping (): Promise<string[]> {
+    if (housekeepingRun !== undefined) return await housekeepingRun
+    if (d.runtimes === undefined || !(d.expectedSources ?? []).every(s => desired.has(s))) return []
+    const runtimes = d.runtimes()
+    housekeepingRun = (async () => {
+      const started = d.now()
+      const removed: string[] = []
+      for (const rt of runtimes) {
+        try {
+          const gone = await removeOrphanedPods(rt.runtime, wanted)
+          if (gone.length > 0) d.logger.info({ runtime: rt.name, pods: gone }, 'removed orphaned pods from the runtime')
+          removed.push(...gone)
+        } catch (err) {
+          d.logger.warn({ runtime: rt.name, err: (err as Error).message }, 'orphaned pod cleanup failed')
+        }
+      }
+      housekeepingSeconds.observe((d.now() - started) / 1000)
+      return removed
+    })().finally(() => { housekeepingRun = undefined })
+    return await housekeepingRun
   }
 
   function stop (uid: string, grace: number, finalDelete: boolean): void {
@@ -72,6 +178,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
 
   function reconcile (): void {
     lastSync = d.now()
+    const began = process.hrtime.bigint()
     const all = new Map<string, Pod>()
     for (const pods of desired.values()) for (const [uid, pod] of pods) all.set(uid, pod)
     for (const [uid, w] of workers) {
@@ -94,12 +201,44 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       try {
         const worker = createPodWorker(pod, { ...d, onStatus })
         workers.set(uid, worker)
+        startedPods++
         worker.update(pod)
       } catch (err) {
-        reject(pod, 'UnexpectedAdmissionError', `Pod was rejected: ${(err as Error).message}`)
+        reject(pod, 'UnexpectedAdmissionError', (err as Error).message)
       }
     }
     for (const uid of rejected) if (!all.has(uid)) rejected.delete(uid)
+    reconcileSeconds.observe(Number(process.hrtime.bigint() - began) / 1e9)
+  }
+
+  function metrics (): MetricFamily[] {
+    const states = { running: 0, exited: 0, created: 0 }
+    let runningPods = 0
+    let staticPods = 0
+    for (const w of workers.values()) {
+      const st = w.status()
+      if (isStaticPod(w.pod())) staticPods++
+      if (st?.conditions?.find(c => c.type === 'PodReadyToStartContainers')?.status === 'True') runningPods++
+      for (const c of [...(st?.initContainerStatuses ?? []), ...(st?.containerStatuses ?? [])]) {
+        if (c.state.running !== undefined) states.running++
+        else if (c.state.terminated !== undefined) states.exited++
+        else if (c.containerID !== undefined) states.created++
+      }
+    }
+    let desiredStatic = 0
+    let desiredApi = 0
+    for (const [source, pods] of desired) { if (source === 'api') desiredApi += pods.size; else desiredStatic += pods.size }
+    return [
+      { name: 'orchlet_node_name', help: 'The node\'s name. The count is always 1.', type: 'gauge', samples: [{ labels: { node: d.nodeName }, value: 1 }] },
+      { name: 'orchlet_running_pods', help: 'Number of pods that have a running pod sandbox', type: 'gauge', samples: [{ value: runningPods }] },
+      { name: 'orchlet_running_containers', help: 'Number of containers currently running', type: 'gauge', samples: Object.entries(states).map(([state, value]) => ({ labels: { container_state: state }, value })) },
+      { name: 'orchlet_desired_pods', help: 'The number of pods the orchlet is being instructed to run. static is true if the pod is not from the apiserver.', type: 'gauge', samples: [{ labels: { static: '' }, value: desiredApi }, { labels: { static: 'true' }, value: desiredStatic }] },
+      { name: 'orchlet_active_pods', help: 'The number of pods the orchlet considers active and which are being considered when admitting new pods. static is true if the pod is not from the apiserver.', type: 'gauge', samples: [{ labels: { static: '' }, value: workers.size - staticPods }, { labels: { static: 'true' }, value: staticPods }] },
+      { name: 'orchlet_mirror_pods', help: 'The number of mirror pods the orchlet will try to create (one per admitted static pod)', type: 'gauge', samples: [{ value: d.statusManager === undefined ? 0 : staticPods }] },
+      { name: 'orchlet_started_pods_total', help: 'Cumulative number of pods started', type: 'counter', samples: [{ value: startedPods }] },
+      { name: 'orchlet_pod_sync_duration_seconds', help: 'Duration in seconds to merge the sources\' pods and start, update or stop pod workers.', type: 'histogram', histogram: reconcileSeconds.snapshot() },
+      { name: 'orchlet_housekeeping_duration_seconds', help: 'Duration in seconds of housekeeping (orphaned runtime pod cleanup).', type: 'histogram', histogram: housekeepingSeconds.snapshot() }
+    ]
   }
 
   function find (namespace: string, name: string): PodWorker | undefined {
@@ -116,10 +255,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
     containerWaiting: (ns, pod, container) => find(ns, pod)?.containerWaiting(container),
     hasContainer: (ns, pod, container) => find(ns, pod)?.pod().spec.containers.concat(find(ns, pod)?.pod().spec.initContainers ?? []).some(c => c.name === container) ?? false,
     containerRunning: (ns, pod, container) => find(ns, pod)?.containerRunning(container) ?? false,
-    statsSummary: async () => ({
-      node: { nodeName: d.nodeName, startTime: rfc3339(d.now()) },
-      pods: [...workers.values()].map(w => ({ podRef: { name: w.pod().metadata.name, namespace: w.pod().metadata.namespace, uid: w.uid }, containers: [] }))
-    }),
+    statsSummary: async () => await stats.summary() as unknown as Record<string, unknown>,
     healthChecks: () => [
       { name: 'ping', ok: true },
       { name: 'syncloop', ok: d.now() - lastSync < 5 * 60_000, message: 'pod sync loop is stalled' },
@@ -130,18 +266,31 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   return {
     sink: {
       set (source, pods) {
-        desired.set(source, new Map(pods.map(p => [p.metadata.uid, p])))
+        const first = !desired.has(source)
+        desired.set(source, new Map(dropDuplicates(source, pods).map(p => [p.metadata.uid, p])))
         reconcile()
+        checkMirrors()
+        // The kubelet cleans up once all its sources are ready; after a restart that removes pods deleted meanwhile.
+        if (first) void housekeeping()
+      },
+      mirrors (pods) {
+        mirrors.clear()
+        for (const p of pods) mirrors.set(p.metadata.uid, p)
+        mirrorsSeen = true
+        checkMirrors()
       }
     },
     view,
     workers: () => workers,
     async stopAll () {
       clearInterval(resync)
+      clearInterval(housekeepingTimer)
       desired.clear()
       for (const [uid, w] of workers) stop(uid, graceOf(w.pod()), false)
       await Promise.all([...stopping.values()])
     },
-    async idle () { await Promise.all([...stopping.values()]) }
+    async idle () { await Promise.all([...stopping.values()]) },
+    housekeeping,
+    metrics
   }
 }

@@ -30,6 +30,8 @@ export interface PodStatusInput {
   containers: ContainerRecord[]
   sandboxReady: boolean
   hostIP: string
+  /** The sandbox's IP; absent (host network, WebAssembly) means the host's. */
+  podIP?: string
   startTime?: number
   /** A terminal verdict reached earlier (Succeeded/Failed stay terminal). */
   terminal?: { phase: 'Succeeded' | 'Failed'; reason?: string; message?: string }
@@ -66,6 +68,13 @@ function containerStatus (c: Container, r: ContainerRecord | undefined): Contain
     ...(r?.id ? { containerID: `${r.runtimeName}://${r.id}` } : {}),
     started: r?.started ?? false
   }
+}
+
+/** An init container is ready once it exited 0 (the probe manager's rule for non-sidecar init containers). */
+function initContainerStatus (c: Container, r: ContainerRecord | undefined): ContainerStatus {
+  const s = containerStatus(c, r)
+  if (s.state.terminated?.exitCode === 0) s.ready = true
+  return s
 }
 
 /** Kubernetes' getPhase, given that init containers are done. */
@@ -105,15 +114,55 @@ export function qosClass (pod: Pod): PodStatus['qosClass'] {
   return guaranteed ? 'Guaranteed' : 'Burstable'
 }
 
-function condition (type: string, ok: boolean, now: string, previous: PodCondition[] | undefined, reason?: string): PodCondition {
-  const status = ok ? 'True' : 'False'
-  const prev = previous?.find(c => c.type === type)
+/** The pod conditions the kubelet owns; every other condition on the API pod is kept as it is. */
+const KUBELET_CONDITIONS = new Set(['PodScheduled', 'Ready', 'Initialized', 'ContainersReady', 'PodReadyToStartContainers'])
+
+type ConditionCore = Pick<PodCondition, 'type' | 'status' | 'reason' | 'message'>
+
+/** Go's %s of a []string, as the kubelet's condition messages print container names: `[a b]`. */
+function goList (names: string[]): string { return `[${names.join(' ')}]` }
+
+/** Kubernetes' GenerateContainersReadyCondition (status/generate.go). */
+export function containersReadyCondition (statuses: ContainerStatus[], phase: PodStatus['phase']): ConditionCore {
+  if (phase === 'Succeeded') return { type: 'ContainersReady', status: 'False', reason: 'PodCompleted' }
+  if (phase === 'Failed') return { type: 'ContainersReady', status: 'False', reason: 'PodFailed' }
+  const unready = statuses.filter(s => !s.ready).map(s => s.name)
+  if (unready.length > 0) return { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', message: `containers with unready status: ${goList(unready)}` }
+  return { type: 'ContainersReady', status: 'True' }
+}
+
+/** Kubernetes' GeneratePodReadyCondition: ContainersReady, then the pod's readiness gates. */
+export function podReadyCondition (pod: Pod, conditions: ConditionCore[], containersReady: ConditionCore): ConditionCore {
+  if (containersReady.status !== 'True') return { ...containersReady, type: 'Ready' }
+  const unready: string[] = []
+  for (const gate of pod.spec.readinessGates ?? []) {
+    const c = conditions.find(x => x.type === gate.conditionType)
+    if (c === undefined) unready.push(`corresponding condition of pod readiness gate "${gate.conditionType}" does not exist.`)
+    else if (c.status !== 'True') unready.push(`the status of pod readiness gate "${gate.conditionType}" is not "True", but ${c.status}`)
+  }
+  if (unready.length > 0) return { type: 'Ready', status: 'False', reason: 'ReadinessGatesNotReady', message: unready.join(', ') }
+  return { type: 'Ready', status: 'True' }
+}
+
+/** Kubernetes' GeneratePodInitializedCondition. */
+export function initializedCondition (initStatuses: ContainerStatus[], statuses: ContainerStatus[], phase: PodStatus['phase']): ConditionCore {
+  if (phase === 'Succeeded') return { type: 'Initialized', status: 'True', reason: 'PodCompleted' }
+  // A regular container that started means the pod was initialized before (sidecars may be restarting).
+  if (statuses.some(s => s.state.running !== undefined || s.state.terminated !== undefined)) return { type: 'Initialized', status: 'True' }
+  const incomplete = initStatuses.filter(s => !s.ready).map(s => s.name)
+  if (incomplete.length > 0) return { type: 'Initialized', status: 'False', reason: 'ContainersNotInitialized', message: `containers with incomplete status: ${goList(incomplete)}` }
+  return { type: 'Initialized', status: 'True' }
+}
+
+function stamp (c: ConditionCore, now: string, previous: PodCondition[] | undefined): PodCondition {
+  const prev = previous?.find(p => p.type === c.type)
   return {
-    type,
-    status,
-    ...(reason && !ok ? { reason } : {}),
+    type: c.type,
+    status: c.status,
+    ...(c.reason ? { reason: c.reason } : {}),
+    ...(c.message ? { message: c.message } : {}),
     lastProbeTime: null,
-    lastTransitionTime: prev?.status === status ? prev.lastTransitionTime : now
+    lastTransitionTime: prev?.status === c.status ? prev.lastTransitionTime : now
   }
 }
 
@@ -122,27 +171,34 @@ export function buildPodStatus (i: PodStatusInput, nowMs: number): PodStatus {
   const byName = (list: ContainerRecord[]) => new Map(list.map(r => [r.name, r]))
   const init = byName(i.init)
   const main = byName(i.containers)
-  const initStatuses = (pod.spec.initContainers ?? []).map(c => containerStatus(c, init.get(c.name)))
+  const initStatuses = (pod.spec.initContainers ?? []).map(c => initContainerStatus(c, init.get(c.name)))
   const statuses = pod.spec.containers.map(c => containerStatus(c, main.get(c.name)))
-  const initialized = initStatuses.every(s => s.state.terminated?.exitCode === 0)
-  let phase: PodStatus['phase'] = i.terminal?.phase ?? (initialized ? phaseOf(pod, statuses) : 'Pending')
-  if (!initialized && i.terminal === undefined && (pod.spec.restartPolicy === 'Never') && initStatuses.some(s => (s.state.terminated?.exitCode ?? 0) !== 0)) phase = 'Failed'
-  const containersReady = statuses.every(s => s.ready)
+  const initDone = initStatuses.every(s => s.state.terminated?.exitCode === 0)
+  let phase: PodStatus['phase'] = i.terminal?.phase ?? (initDone ? phaseOf(pod, statuses) : 'Pending')
+  if (!initDone && i.terminal === undefined && (pod.spec.restartPolicy === 'Never') && initStatuses.some(s => (s.state.terminated?.exitCode ?? 0) !== 0)) phase = 'Failed'
+  // Pods are not allowed to transition out of a terminal phase the API server already shows.
+  const apiPhase = pod.status?.phase
+  if ((apiPhase === 'Succeeded' || apiPhase === 'Failed') && phase !== apiPhase) phase = apiPhase
   const now = rfc3339(nowMs)
   const prev = i.previous?.conditions
+  // Conditions other components own (readiness gates, DisruptionTarget) are kept, ahead of the kubelet's.
+  const foreign = (pod.status?.conditions ?? []).filter(c => !KUBELET_CONDITIONS.has(c.type))
+  const containersReady = containersReadyCondition(statuses, phase)
+  const podIP = i.podIP || i.hostIP
   const status: PodStatus = {
     phase,
     conditions: [
-      condition('PodReadyToStartContainers', i.sandboxReady, now, prev),
-      condition('Initialized', initialized, now, prev, 'ContainersNotInitialized'),
-      condition('Ready', containersReady && phase === 'Running', now, prev, 'ContainersNotReady'),
-      condition('ContainersReady', containersReady, now, prev, 'ContainersNotReady'),
-      condition('PodScheduled', true, now, prev)
+      ...foreign,
+      stamp({ type: 'PodReadyToStartContainers', status: i.sandboxReady ? 'True' : 'False' }, now, prev),
+      stamp(initializedCondition(initStatuses, statuses, phase), now, prev),
+      stamp(podReadyCondition(pod, foreign, containersReady), now, prev),
+      stamp(containersReady, now, prev),
+      stamp({ type: 'PodScheduled', status: 'True' }, now, prev)
     ],
     hostIP: i.hostIP,
     hostIPs: [{ ip: i.hostIP }],
-    podIP: i.hostIP,
-    podIPs: [{ ip: i.hostIP }],
+    podIP,
+    podIPs: [{ ip: podIP }],
     ...(i.startTime !== undefined ? { startTime: rfc3339(i.startTime) } : {}),
     ...(initStatuses.length > 0 ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: statuses,

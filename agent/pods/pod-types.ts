@@ -49,6 +49,8 @@ export interface Container {
   restartPolicy?: 'Always'
   stdin?: boolean
   tty?: boolean
+  terminationMessagePath?: string
+  terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError'
 }
 
 export interface Volume {
@@ -71,6 +73,7 @@ export interface PodSpec {
   hostname?: string
   runtimeClassName?: string
   priority?: number
+  readinessGates?: Array<{ conditionType: string }>
 }
 
 export interface ContainerStateWaiting { reason?: string; message?: string }

@@ -1,18 +1,21 @@
-// One pod's sync loop: sandbox, init containers in order, containers with restart policy and back-off, probes, stop.
+// One pod's sync loop: adoption, sandbox, init containers in order, containers with restart policy and back-off, probes, stop.
 
 import { join } from 'node:path'
 import type { ApiClient } from '../apiclient/client.js'
 import type { ContainerRuntime, ContainerStatus as RuntimeContainerStatus, PodSandboxConfig } from '../runtime/runtime.js'
 import { RuntimeError } from '../runtime/runtime.js'
 import type { Backoff } from './backoff.js'
-import { containerConfig, ContainerConfigError, podLogDir, sandboxConfig } from './container-config.js'
-import { buildPodStatus, type ContainerRecord } from './pod-status.js'
+import { containerConfig, ContainerConfigError, LABEL_POD_UID, podLogDir, sandboxConfig } from './container-config.js'
+import { buildPodStatus, type ContainerRecord, type PodStatusInput } from './pod-status.js'
 import type { Container, Pod, PodStatus } from './pod-types.js'
-import { startProbeWorker, type ProbeWorker } from './probes.js'
+import { startAttemptProbes, type AttemptProbes } from './container-probes.js'
 import { cleanupPodDir, prepareVolumes, VolumeError } from './volumes.js'
 import { ensureImage, ImagePullError } from './images.js'
 import type { EventRecorder } from '../events/recorder.js'
-import { createPodEvents } from './pod-events.js'
+import { createPodEvents, goDuration } from './pod-events.js'
+import { adoptPod, attemptLogPath, removeSandbox, restartCountFromLogDir } from './adoption.js'
+import { applyExit, nsToMs, recordFromStatus, terminatedOf } from './container-records.js'
+import { terminationMessage, terminationMessageFile, terminationMessageMount } from './termination-message.js'
 
 export interface PodWorkerDeps {
   runtimeFor(handler: string): ContainerRuntime
@@ -47,25 +50,48 @@ export interface PodWorker {
   containerRunning(container: string): boolean
   /** True once the pod reached Succeeded/Failed or was terminated. */
   finished(): boolean
+  /** Stops syncing and probing without touching the runtime: the pod keeps running for the next orchlet to adopt. */
+  detach(): void
 }
 
-interface Slot { spec: Container; record?: ContainerRecord; previousLog?: string; currentLog?: string; probes: ProbeWorker[]; live?: boolean; readyProbe?: boolean; startupOk?: boolean; oldIds: string[] }
+interface Slot {
+  spec: Container
+  record?: ContainerRecord
+  /** The attempt a first start uses: one past the highest attempt in the container's log dir. */
+  baseAttempt: number
+  previousLog?: string
+  currentLog?: string
+  /** The current attempt's termination-message file (CRI runtimes only). */
+  messageFile?: string
+  probes?: AttemptProbes
+  oldIds: string[]
+}
 
-function nsToMs (ns: number): number { return Math.floor(ns / 1e6) }
+/** Waiting reasons of a container that failed to be set up; it is retried only after its back-off. */
+const RETRY_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeverPull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError'])
 
 export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   let pod = initial
+  const uid = pod.metadata.uid
   const handler = pod.spec.runtimeClassName ?? ''
   const runtime = d.runtimeFor(handler)
-  const key = (name: string) => `${pod.metadata.uid}/${name}`
+  // WASI preopens directories only, so the WebAssembly runtime cannot mount a termination-message file.
+  const usesMessageFile = runtime.name !== 'wasm'
+  const key = (name: string) => `${uid}/${name}`
+  // Pod-level back-off (sandbox, volumes, a failed sync): the kubelet requeues a failed sync, not at the next relist.
+  const podKey = `${uid}#pod`
   const events = createPodEvents(d.recorder, () => pod)
   const slots = new Map<string, Slot>()
   const initNames = (pod.spec.initContainers ?? []).map(c => c.name)
-  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) slots.set(c.name, { spec: c, probes: [], oldIds: [] })
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) slots.set(c.name, { spec: c, baseAttempt: 0, oldIds: [] })
+  let adopted = false
   let sandboxId: string | undefined
   let sandboxCfg: PodSandboxConfig | undefined
+  let sandboxAttempt = 0
+  let podIP: string | undefined
   let volumes: Map<string, string> | undefined
-  let startTime: number | undefined
+  const known = initial.status?.startTime !== undefined ? Date.parse(initial.status.startTime) : NaN
+  let startTime: number | undefined = Number.isNaN(known) ? undefined : known
   let terminal: { phase: 'Succeeded' | 'Failed'; reason?: string; message?: string } | undefined
   let terminating = false
   let done = false
@@ -85,7 +111,8 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       if (done) return
       try { await sync() } catch (err) {
         d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'pod sync failed')
-        // The pod stays Pending with the reason visible in its status, and is retried on the next relist.
+        // The pod stays Pending with the reason visible in its status, and is retried after its back-off.
+        d.backoff.failed(podKey)
         podMessage = (err as Error).message
         for (const s of slots.values()) if (s.record === undefined) waiting(s, 'ContainerCreating', podMessage)
         publish()
@@ -95,16 +122,18 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
 
   function publish (): void {
     const records = (names: string[]) => names.map(n => slots.get(n)?.record).filter((r): r is ContainerRecord => r !== undefined)
-    const status = buildPodStatus({
+    const input: PodStatusInput = {
       pod,
       init: records(initNames),
       containers: records(pod.spec.containers.map(c => c.name)),
       sandboxReady: sandboxId !== undefined && !terminating,
       hostIP: d.hostIP,
+      podIP,
       startTime,
       terminal,
       previous: lastStatus
-    }, d.now())
+    }
+    const status = buildPodStatus(input, d.now())
     if (podMessage !== undefined && status.message === undefined && status.phase === 'Pending') status.message = podMessage
     const json = JSON.stringify({ ...status, conditions: status.conditions?.map(c => ({ ...c, lastTransitionTime: '' })) })
     lastStatus = status
@@ -116,139 +145,144 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   function waiting (slot: Slot, reason: string, message?: string): void {
     const prev = slot.record
     const lastTerminated = prev?.state === 'exited' ? terminatedOf(prev) : prev?.lastTerminated
-    slot.record = { name: slot.spec.name, runtimeName: runtime.name, state: 'waiting', waitingReason: reason, waitingMessage: message, restartCount: prev?.restartCount ?? 0, imageRef: prev?.imageRef ?? '', lastTerminated, ready: false, started: false, id: prev?.id }
+    slot.record = { name: slot.spec.name, runtimeName: runtime.name, state: 'waiting', waitingReason: reason, waitingMessage: message, restartCount: prev?.restartCount ?? slot.baseAttempt, imageRef: prev?.imageRef ?? '', lastTerminated, ready: false, started: false, id: prev?.id }
   }
 
   /**
-   * Restart back-off as the kubelet applies it: the first restart is immediate and opens a window
-   * (10s, doubling); a container that must restart inside the window waits in CrashLoopBackOff,
-   * an image that failed to pull waits in ImagePullBackOff. Returns true when the slot must wait.
+   * Back-off as the kubelet applies it. A container that failed to be set up (image, config, create)
+   * waits until its back-off passes; a failed pull shows ImagePullBackOff meanwhile. The first restart
+   * of an exited container is immediate and opens a window (10s, doubling); one that must restart
+   * inside the window waits in CrashLoopBackOff. Returns true when the slot must wait.
    */
   function heldBack (slot: Slot): boolean {
     const r = slot.record
     if (r === undefined) return false
-    const until = d.backoff.until(key(slot.spec.name))
-    if (r.waitingReason === 'ErrImagePull' || r.waitingReason === 'ImagePullBackOff') {
-      if (until > d.now()) {
-        if (r.waitingReason === 'ErrImagePull') events.container(slot.spec.name, 'Normal', 'BackOff', `Back-off pulling image "${slot.spec.image}"`)
-        waiting(slot, 'ImagePullBackOff', r.waitingMessage)
-        return true
+    const k = key(slot.spec.name)
+    const held = d.backoff.until(k) > d.now()
+    if (r.state === 'waiting' && RETRY_REASONS.has(r.waitingReason ?? '')) {
+      if (held && r.waitingReason === 'ErrImagePull') {
+        const message = `Back-off pulling image "${slot.spec.image}"`
+        events.container(slot.spec.name, 'Normal', 'BackOff', message)
+        waiting(slot, 'ImagePullBackOff', message)
       }
-      return false
+      return held
     }
     const restarting = r.id !== undefined && (r.state === 'exited' || r.waitingReason === 'CrashLoopBackOff')
     if (!restarting) return false
-    if (until > d.now()) {
+    if (held) {
       if (r.state === 'exited') {
-        waiting(slot, 'CrashLoopBackOff', `back-off restarting failed container ${slot.spec.name} in pod ${pod.metadata.name}`)
         const m = pod.metadata
-        events.container(slot.spec.name, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${m.name}_${m.namespace}(${m.uid})`)
+        const podName = `${m.name}_${m.namespace}(${m.uid})`
+        waiting(slot, 'CrashLoopBackOff', `back-off ${goDuration(d.backoff.delay(k))} restarting failed container=${slot.spec.name} pod=${podName}`)
+        events.container(slot.spec.name, 'Warning', 'BackOff', `Back-off restarting failed container ${slot.spec.name} in pod ${podName}`)
       }
       return true
     }
-    d.backoff.failed(key(slot.spec.name))
+    d.backoff.failed(k)
     return false
+  }
+
+  /** state.terminated.message of an exited attempt: its termination-message file, or its log tail. */
+  function messageOf (slot: Slot, st: RuntimeContainerStatus): string | undefined {
+    return terminationMessage({ container: slot.spec, exitCode: st.exitCode, reason: st.reason, runtimeMessage: st.message || undefined, messageFile: slot.messageFile, logPath: slot.currentLog })
+  }
+
+  /** Takes back what the runtime still runs for this pod (after an orchlet restart), and counts attempts from the log dir. */
+  async function adopt (): Promise<void> {
+    const a = await adoptPod(runtime.runtime, uid)
+    sandboxAttempt = a.nextSandboxAttempt
+    const logDir = podLogDir(d.logsRoot, pod)
+    if (a.sandbox !== undefined) {
+      sandboxId = a.sandbox.id
+      sandboxCfg = sandboxConfig(pod, d.logsRoot, a.sandbox.metadata.attempt)
+      podIP = await sandboxIP(a.sandbox.id)
+      startTime ??= nsToMs(a.sandbox.createdAt)
+    }
+    for (const [name, slot] of slots) {
+      slot.baseAttempt = restartCountFromLogDir(join(logDir, name))
+      const got = a.containers.get(name)
+      if (got !== undefined) {
+        if (got.previous !== undefined) { slot.oldIds.push(got.previous.id); slot.previousLog = attemptLogPath(logDir, name, got.previous.metadata.attempt) }
+        const attempt = got.latest.metadata.attempt
+        slot.record = recordFromStatus(name, runtime.name, got.latest, got.previous)
+        slot.currentLog = attemptLogPath(logDir, name, attempt)
+        slot.messageFile = usesMessageFile ? terminationMessageFile(d.rootDir, uid, name, attempt) : undefined
+        if (slot.record.state === 'exited') slot.record.message = messageOf(slot, got.latest)
+        else startProbes(slot, initNames.includes(name))
+        d.logger.info({ pod: pod.metadata.name, container: name, id: got.latest.id }, 'adopted container')
+        continue
+      }
+      // The kubelet's default state of a container not yet created in a pod with init containers.
+      if (initNames.length > 0 && !initNames.includes(name)) waiting(slot, 'PodInitializing')
+    }
+  }
+
+  /** The sandbox's own IP; host-network pods (and runtimes without pod networking) use the host's. */
+  async function sandboxIP (id: string): Promise<string | undefined> {
+    if (pod.spec.hostNetwork === true) return undefined
+    try { return (await runtime.runtime.podSandboxStatus(id)).network?.ip || undefined } catch { return undefined }
   }
 
   async function refresh (slot: Slot): Promise<void> {
     const r = slot.record
-    if (r?.id === undefined || r.state === 'waiting') return
+    if (r?.id === undefined || r.state !== 'running') return
     let st: RuntimeContainerStatus
     try { st = await runtime.runtime.containerStatus(r.id) } catch (err) {
-      if (err instanceof RuntimeError && err.code === 'NotFound') { r.state = 'exited'; r.exitCode = 137; r.reason = 'ContainerStatusUnknown'; r.finishedAt = d.now(); return }
+      if (err instanceof RuntimeError && err.code === 'NotFound') { stopProbes(slot); r.state = 'exited'; r.exitCode = 137; r.reason = 'ContainerStatusUnknown'; r.finishedAt = d.now(); r.ready = false; return }
       throw err
     }
     if (st.state === 'CONTAINER_EXITED') {
-      if (r.state !== 'exited') stopProbes(slot)
-      r.state = 'exited'
-      r.exitCode = st.exitCode
-      r.reason = st.reason || (st.exitCode === 0 ? 'Completed' : 'Error')
-      r.message = st.message || undefined
-      r.finishedAt = nsToMs(st.finishedAt)
-      r.ready = false
+      stopProbes(slot)
+      applyExit(r, st)
+      r.message = messageOf(slot, st)
     } else if (st.state === 'CONTAINER_RUNNING') {
-      r.state = 'running'
       r.startedAt = nsToMs(st.startedAt)
     }
   }
 
   function stopProbes (slot: Slot): void {
-    for (const p of slot.probes) p.stop()
-    slot.probes = []
+    slot.probes?.stop()
+    slot.probes = undefined
   }
 
   function startProbes (slot: Slot, isInit: boolean): void {
-    const c = slot.spec
-    const r = slot.record!
-    const id = r.id!
-    const target = {
-      host: d.hostIP,
-      container: c,
-      exec: async (cmd: string[], timeout: number) => (await runtime.runtime.execSync(id, cmd, timeout)).exitCode
-    }
-    const unhealthy = (kind: string) => (message: string) => events.container(c.name, 'Warning', 'Unhealthy', `${kind} probe failed: ${message}`)
-    slot.startupOk = c.startupProbe === undefined
-    r.started = slot.startupOk
-    r.ready = !isInit && c.readinessProbe === undefined
-    if (isInit) return
-    if (c.startupProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'startup', probe: c.startupProbe, target, active: () => true, onFailure: unhealthy('Startup'), onChange: (ok) => {
-        if (ok) { slot.startupOk = true; if (slot.record?.id === id) { slot.record.started = true; slot.record.ready = c.readinessProbe === undefined } }
-        else void killForProbe(slot, id, 'startup')
-        trigger()
-      } }))
-    }
-    if (c.livenessProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'liveness', probe: c.livenessProbe, target, active: () => slot.startupOk === true, onFailure: unhealthy('Liveness'), onChange: (ok) => { if (!ok) void killForProbe(slot, id, 'liveness') } }))
-    }
-    if (c.readinessProbe) {
-      slot.probes.push(startProbeWorker({ kind: 'readiness', probe: c.readinessProbe, target, active: () => slot.startupOk === true, onFailure: unhealthy('Readiness'), onChange: (ok) => {
-        if (slot.record?.id === id) slot.record.ready = ok && slot.record.state === 'running'
-        trigger()
-      } }))
-    }
+    const killGrace = slot.spec.livenessProbe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
+    // The kubelet probes the pod's IP when the probe names no host.
+    slot.probes = startAttemptProbes({ container: slot.spec, isInit, record: slot.record!, current: () => slot.record, host: podIP ?? d.hostIP, runtime: runtime.runtime, events, killGrace, logger: d.logger, podName: pod.metadata.name, changed: trigger })
   }
 
-  async function killForProbe (slot: Slot, id: string, kind: string): Promise<void> {
-    d.logger.info({ pod: pod.metadata.name, container: slot.spec.name }, `container failed ${kind} probe, will be restarted`)
-    events.container(slot.spec.name, 'Normal', 'Killing', `Container ${slot.spec.name} failed ${kind} probe, will be restarted`)
-    stopProbes(slot)
-    const grace = slot.spec.livenessProbe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
-    try { await runtime.runtime.stopContainer(id, grace) } catch { /* refreshed on the next sync */ }
-    trigger()
+  /** Records a failed setup step: a Warning `Failed` event, the waiting reason, and the container's back-off. */
+  function setupFailed (slot: Slot, reason: string, message: string, eventMessage = message): void {
+    events.container(slot.spec.name, 'Warning', 'Failed', `Error: ${eventMessage}`)
+    waiting(slot, reason, message)
+    d.backoff.failed(key(slot.spec.name))
   }
 
   async function start (slot: Slot, isInit: boolean): Promise<void> {
     const c = slot.spec
-    const attempt = slot.record === undefined || slot.record.id === undefined ? (slot.record?.restartCount ?? 0) : slot.record.restartCount + 1
     const prev = slot.record
+    const attempt = prev?.id === undefined ? (prev?.restartCount ?? slot.baseAttempt) : prev.restartCount + 1
     let imageRef: string
     try {
       imageRef = await ensureImage(runtime, c, sandboxCfg!, events.forImage(c.name), d.now)
     } catch (err) {
       if (!(err instanceof ImagePullError)) throw err
-      events.container(c.name, 'Warning', 'Failed', `Error: ${err.reason}`)
-      d.backoff.failed(key(c.name))
-      waiting(slot, err.reason, err.message)
-      return
+      return setupFailed(slot, err.reason, err.message, err.reason)
     }
     let config
     try {
-      config = await containerConfig({ pod, container: c, attempt, volumes: volumes!, hostIP: d.hostIP, client: d.client, cpuCfsQuota: d.cpuCfsQuota, cfsPeriodUs: d.cfsPeriodUs })
+      config = await containerConfig({ pod, container: c, attempt, volumes: volumes!, hostIP: d.hostIP, podIP, client: d.client, cpuCfsQuota: d.cpuCfsQuota, cfsPeriodUs: d.cfsPeriodUs })
     } catch (err) {
       if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err
-      events.container(c.name, 'Warning', 'Failed', `Error: ${err.message}`)
-      waiting(slot, 'CreateContainerConfigError', err.message)
-      return
+      return setupFailed(slot, 'CreateContainerConfigError', err.message)
     }
+    const messageFile = usesMessageFile ? terminationMessageFile(d.rootDir, uid, c.name, attempt) : undefined
+    if (messageFile !== undefined) config.mounts.push(terminationMessageMount(messageFile, c))
     let id: string
     try {
       id = await runtime.runtime.createContainer(sandboxId!, config, sandboxCfg!)
     } catch (err) {
-      waiting(slot, 'CreateContainerError', (err as Error).message)
-      events.container(c.name, 'Warning', 'Failed', `Error: ${(err as Error).message}`)
-      d.backoff.failed(key(c.name))
-      return
+      return setupFailed(slot, 'CreateContainerError', (err as Error).message)
     }
     events.container(c.name, 'Normal', 'Created', `Created container ${c.name}`)
     if (prev?.id !== undefined) slot.oldIds.push(prev.id)
@@ -256,15 +290,12 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     while (slot.oldIds.length > 1) { const old = slot.oldIds.shift()!; runtime.runtime.removeContainer(old).catch(() => {}) }
     slot.previousLog = slot.currentLog
     slot.currentLog = join(sandboxCfg!.logDirectory, config.logPath)
+    slot.messageFile = messageFile
     slot.record = { name: c.name, id, runtimeName: runtime.name, state: 'waiting', waitingReason: 'ContainerCreating', restartCount: attempt, imageRef, lastTerminated: prev?.state === 'exited' ? terminatedOf(prev) : prev?.lastTerminated, ready: false, started: false }
     try {
       await runtime.runtime.startContainer(id)
     } catch (err) {
-      slot.record.state = 'exited'
-      slot.record.exitCode = 128
-      slot.record.reason = 'StartError'
-      slot.record.message = (err as Error).message
-      slot.record.finishedAt = d.now()
+      Object.assign(slot.record, { state: 'exited', exitCode: 128, reason: 'StartError', message: (err as Error).message, finishedAt: d.now() })
       events.container(c.name, 'Warning', 'Failed', `Error: ${(err as Error).message}`)
       d.backoff.failed(key(c.name))
       return
@@ -275,13 +306,20 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     startProbes(slot, isInit)
   }
 
-  function terminatedOf (r: ContainerRecord): ContainerRecord['lastTerminated'] {
-    return { exitCode: r.exitCode ?? 0, reason: r.reason ?? 'Error', startedAt: new Date(r.startedAt ?? 0).toISOString().replace(/\.\d+Z$/, 'Z'), finishedAt: new Date(r.finishedAt ?? 0).toISOString().replace(/\.\d+Z$/, 'Z'), ...(r.id ? { containerID: `${runtime.name}://${r.id}` } : {}) }
-  }
-
   function shouldRestart (r: ContainerRecord): boolean {
     const policy = pod.spec.restartPolicy ?? 'Always'
     return policy === 'Always' || (policy === 'OnFailure' && (r.exitCode ?? 0) !== 0)
+  }
+
+  /**
+   * Removes this pod's sandboxes other than the current one (a failed attempt may keep its name reserved).
+   * Best effort: containerd cannot tear down a sandbox whose network never came up while CNI is missing.
+   */
+  async function removeStaleSandboxes (): Promise<void> {
+    for (const s of await runtime.runtime.listPodSandbox({ labelSelector: { [LABEL_POD_UID]: uid } })) {
+      if (s.id === sandboxId) continue
+      await removeSandbox(runtime.runtime, s.id).catch(err => d.logger.warn({ pod: pod.metadata.name, sandbox: s.id, err: (err as Error).message }, 'removing a failed pod sandbox failed'))
+    }
   }
 
   async function ensureSandbox (): Promise<boolean> {
@@ -295,11 +333,22 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       }
       podMessage = undefined
     }
-    if (sandboxId === undefined) {
-      sandboxCfg = sandboxConfig(pod, d.logsRoot, 0)
-      sandboxId = await runtime.runtime.runPodSandbox(sandboxCfg, handler)
-      startTime ??= d.now()
+    if (sandboxId !== undefined) return true
+    const cfg = sandboxConfig(pod, d.logsRoot, sandboxAttempt)
+    try {
+      sandboxId = await runtime.runtime.runPodSandbox(cfg, handler)
+    } catch (err) {
+      const message = (err as Error).message
+      d.logger.warn({ pod: pod.metadata.name, attempt: sandboxAttempt, err: message }, 'creating pod sandbox failed')
+      events.pod('Warning', 'FailedCreatePodSandBox', `Failed to create pod sandbox: ${message}`)
+      sandboxAttempt++
+      await removeStaleSandboxes()
+      return false
     }
+    sandboxAttempt++
+    sandboxCfg = cfg
+    podIP = await sandboxIP(sandboxId)
+    startTime ??= d.now()
     return true
   }
 
@@ -310,11 +359,9 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       const r = slot.record
       if (r?.state === 'exited' && r.exitCode === 0) continue
       if (r?.state === 'running') return false
-      if (r?.state === 'exited') {
-        if ((pod.spec.restartPolicy ?? 'Always') === 'Never') {
-          terminal = { phase: 'Failed', reason: undefined, message: `init container ${name} failed with exit code ${r.exitCode ?? 0}` }
-          return false
-        }
+      if (r?.state === 'exited' && (pod.spec.restartPolicy ?? 'Always') === 'Never') {
+        terminal = { phase: 'Failed', reason: undefined, message: `init container ${name} failed with exit code ${r.exitCode ?? 0}` }
+        return false
       }
       if (!heldBack(slot)) await start(slot, true)
       return false
@@ -349,9 +396,12 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       publish()
       return
     }
+    if (!adopted) { await adopt(); adopted = true }
+    if (d.backoff.until(podKey) > d.now()) { publish(); return }
     if (await ensureSandbox()) {
+      d.backoff.forget(podKey)
       if (await syncInit()) await syncContainers()
-    }
+    } else d.backoff.failed(podKey)
     if (terminal !== undefined) for (const s of slots.values()) stopProbes(s)
     publish()
   }
@@ -369,7 +419,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   }
 
   return {
-    uid: pod.metadata.uid,
+    uid,
     pod: () => pod,
     status: () => lastStatus,
     update (next) { pod = next; trigger() },
@@ -385,8 +435,10 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
         for (const s of slots.values()) for (const id of [...s.oldIds, s.record?.id]) if (id !== undefined) await runtime.runtime.removeContainer(id).catch(() => {})
         try { await runtime.runtime.removePodSandbox(sandboxId) } catch { /* gone already */ }
       }
-      cleanupPodDir(d.rootDir, pod.metadata.uid)
+      await removeStaleSandboxes().catch(() => {})
+      cleanupPodDir(d.rootDir, uid)
       for (const name of slots.keys()) d.backoff.forget(key(name))
+      d.backoff.forget(podKey)
       done = true
     },
     containerLogPath (name, previous) {
@@ -400,6 +452,11 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason
     },
     containerRunning: (name) => slots.get(name)?.record?.state === 'running',
-    finished: () => done || terminal !== undefined
+    finished: () => done || terminal !== undefined,
+    detach () {
+      done = true
+      clearInterval(timer)
+      for (const s of slots.values()) stopProbes(s)
+    }
   }
 }

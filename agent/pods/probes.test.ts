@@ -40,7 +40,16 @@ t.test('tcpSocket succeeds when the port accepts and fails when it refuses', asy
   await new Promise(resolve => setTimeout(resolve, 20))
   const refused = await runProbe({ tcpSocket: { port } }, target)
   t.equal(refused.ok, false)
-  t.match(refused.message, /dial tcp 127\.0\.0\.1:\d+: connect ECONNREFUSED/)
+  t.equal(refused.message, `dial tcp 127.0.0.1:${port}: connect: connection refused`)
+  const http = await runProbe({ httpGet: { port, path: '/healthz' } }, target)
+  t.same(http, { ok: false, message: `Get "http://127.0.0.1:${port}/healthz": dial tcp 127.0.0.1:${port}: connect: connection refused` }, 'Go\'s http.Client wording')
+})
+
+t.test('exec fails with the command\'s combined output as the message', async t => {
+  const exec = async (cmd: string[]) => ({ exitCode: cmd[0] === 'ok' ? 0 : 1, output: 'cat: can\'t open \'/healthy\': No such file or directory\n' })
+  const target = { host: '127.0.0.1', container: container(1), exec }
+  t.same(await runProbe({ exec: { command: ['ok'] } }, target), { ok: true, message: '' })
+  t.same(await runProbe({ exec: { command: ['cat', '/healthy'] } }, target), { ok: false, message: 'cat: can\'t open \'/healthy\': No such file or directory\n' })
 })
 
 t.test('exec fails with the runtime\'s reason when the runtime cannot exec', async t => {

@@ -9,8 +9,8 @@ export type ProbeKind = 'liveness' | 'readiness' | 'startup'
 export interface ProbeTarget {
   host: string
   container: Container
-  /** Runs a command in the container; resolves with its exit code. Rejects when the runtime cannot exec. */
-  exec: (cmd: string[], timeoutSeconds: number) => Promise<number>
+  /** Runs a command in the container; resolves with its exit code and combined output. Rejects when the runtime cannot exec. */
+  exec: (cmd: string[], timeoutSeconds: number) => Promise<{ exitCode: number; output: string }>
 }
 
 export interface ProbeOutcome { ok: boolean; message: string }
@@ -23,6 +23,22 @@ function resolvePort (port: number | string, c: Container): number {
   return named.containerPort
 }
 
+/** Go's net error text for a failed dial (`connect: connection refused`), from Node's error code. */
+export function goDialError (host: string, port: number, err: unknown): string {
+  const e = err as { code?: string; cause?: { code?: string }; message?: string }
+  const code = e.code ?? e.cause?.code
+  const hostPort = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  switch (code) {
+    case 'ECONNREFUSED': return `dial tcp ${hostPort}: connect: connection refused`
+    case 'EHOSTUNREACH': return `dial tcp ${hostPort}: connect: no route to host`
+    case 'ENETUNREACH': return `dial tcp ${hostPort}: connect: network is unreachable`
+    case 'ECONNRESET': return `read tcp ${hostPort}: read: connection reset by peer`
+    case 'ETIMEDOUT': case 'UND_ERR_CONNECT_TIMEOUT': return `dial tcp ${hostPort}: i/o timeout`
+    case 'ENOTFOUND': case 'EAI_AGAIN': return `dial tcp: lookup ${host}: no such host`
+    default: return `dial tcp ${hostPort}: ${e.message ?? String(err)}`
+  }
+}
+
 const insecure = new Agent({ connect: { rejectUnauthorized: false } })
 
 /** Runs one probe once. Never throws: failures come back as `{ok: false, message}`. */
@@ -33,10 +49,19 @@ export async function runProbe (p: Probe, t: ProbeTarget): Promise<ProbeOutcome>
       const g = p.httpGet
       const scheme = (g.scheme ?? 'HTTP').toLowerCase()
       const host = g.host ?? t.host
-      const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${resolvePort(g.port, t.container)}${g.path ?? '/'}`
+      const port = resolvePort(g.port, t.container)
+      const url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}${g.path ?? '/'}`
       const headers: Record<string, string> = { 'user-agent': 'orch-probe/1.29' }
       for (const h of g.httpHeaders ?? []) headers[h.name.toLowerCase()] = h.value
-      const res = await request(url, { headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: scheme === 'https' ? insecure : undefined, maxRedirections: 0 } as Parameters<typeof request>[1])
+      let res
+      try {
+        res = await request(url, { headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, dispatcher: scheme === 'https' ? insecure : undefined, maxRedirections: 0 } as Parameters<typeof request>[1])
+      } catch (err) {
+        // Go's http.Client error: Get "<url>": <net error>.
+        const code = (err as { code?: string }).code
+        const why = code === 'UND_ERR_HEADERS_TIMEOUT' ? 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)' : goDialError(host, port, err)
+        return { ok: false, message: `Get "${url}": ${why}` }
+      }
       await res.body.dump()
       const ok = res.statusCode >= 200 && res.statusCode < 400
       return { ok, message: ok ? '' : `HTTP probe failed with statuscode: ${res.statusCode}` }
@@ -46,15 +71,16 @@ export async function runProbe (p: Probe, t: ProbeTarget): Promise<ProbeOutcome>
       const host = p.tcpSocket.host ?? t.host
       await new Promise<void>((resolve, reject) => {
         const socket = connect({ host, port })
-        const timer = setTimeout(() => { socket.destroy(); reject(new Error(`dial tcp ${host}:${port}: i/o timeout`)) }, timeoutMs)
+        const timer = setTimeout(() => { socket.destroy(); reject(new Error(goDialError(host, port, { code: 'ETIMEDOUT' }))) }, timeoutMs)
         socket.once('connect', () => { clearTimeout(timer); socket.destroy(); resolve() })
-        socket.once('error', err => { clearTimeout(timer); reject(new Error(`dial tcp ${host}:${port}: ${err.message}`)) })
+        socket.once('error', err => { clearTimeout(timer); reject(new Error(goDialError(host, port, err))) })
       })
       return { ok: true, message: '' }
     }
     if (p.exec !== undefined) {
-      const code = await t.exec(p.exec.command ?? [], p.timeoutSeconds ?? 1)
-      return { ok: code === 0, message: code === 0 ? '' : `command exited with code ${code}` }
+      // The kubelet's exec prober reports the command's combined output as the failure message.
+      const r = await t.exec(p.exec.command ?? [], p.timeoutSeconds ?? 1)
+      return { ok: r.exitCode === 0, message: r.exitCode === 0 ? '' : r.output }
     }
     return { ok: false, message: 'probe has no handler (httpGet, tcpSocket or exec)' }
   } catch (err) {

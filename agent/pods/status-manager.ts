@@ -14,13 +14,25 @@ export interface StatusManager {
 
 export interface StatusManagerDeps {
   client: ApiClient
-  logger: { warn(o: object, m?: string): void }
+  /** Mirror pods are owned by this Node (ownerReferences, as the kubelet's mirror client sets them). */
+  nodeName: string
+  logger: { warn(o: object, m?: string): void; info?(o: object, m?: string): void }
 }
 
 function podPath (pod: Pod): string { return `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}` }
 
-/** The mirror pod of a static pod: the same spec, marked so the API source ignores it. */
-function mirrorOf (pod: Pod): JsonObject {
+function configHash (pod: Pod): string { return pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid }
+
+/**
+ * The kubelet's check of an existing mirror pod: it must not be deleting and must carry the
+ * static pod's hash; otherwise it is deleted and made again.
+ */
+export function mirrorIsCurrent (pod: Pod, mirror: { metadata: { deletionTimestamp?: unknown; annotations?: Record<string, string> } }): boolean {
+  return mirror.metadata.deletionTimestamp == null && mirror.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] === configHash(pod)
+}
+
+/** The mirror pod of a static pod: the same spec, marked with the hash and owned by the Node. */
+export function mirrorOf (pod: Pod, nodeName: string, nodeUID: string): JsonObject {
   const meta = pod.metadata
   return {
     apiVersion: 'v1',
@@ -29,7 +41,8 @@ function mirrorOf (pod: Pod): JsonObject {
       name: meta.name,
       namespace: meta.namespace,
       labels: meta.labels,
-      annotations: { ...meta.annotations, [ANNOTATION_CONFIG_MIRROR]: meta.annotations?.[ANNOTATION_CONFIG_HASH] ?? meta.uid }
+      annotations: { ...meta.annotations, [ANNOTATION_CONFIG_MIRROR]: configHash(pod) },
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, controller: true }]
     },
     spec: pod.spec as unknown as JsonObject
   }
@@ -39,19 +52,38 @@ export function createStatusManager (d: StatusManagerDeps): StatusManager {
   const latest = new Map<string, { pod: Pod; status: PodStatus }>()
   const running = new Map<string, Promise<void>>()
 
-  async function ensureMirror (pod: Pod): Promise<JsonObject> {
-    const hash = pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid
+  /** The Node's uid for the owner reference; undefined (no mirror made) while the Node is missing or being deleted. */
+  async function nodeUID (): Promise<string | undefined> {
+    try {
+      const node = await d.client.get(`/api/v1/nodes/${d.nodeName}`)
+      const meta = node.metadata as JsonObject
+      if (meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null) return undefined
+      return typeof meta.uid === 'string' && meta.uid !== '' ? meta.uid : undefined
+    } catch (err) {
+      if (isNotFound(err)) return undefined
+      throw err
+    }
+  }
+
+  async function ensureMirror (pod: Pod): Promise<JsonObject | undefined> {
     try {
       const existing = await d.client.get(podPath(pod))
-      const ann = (existing.metadata as JsonObject).annotations as Record<string, string> | undefined
-      if (ann?.[ANNOTATION_CONFIG_MIRROR] === hash) return existing
-      // A stale mirror (the manifest changed) is replaced.
-      await d.client.delete(podPath(pod), { body: { gracePeriodSeconds: 0 } })
+      if (mirrorIsCurrent(pod, existing as unknown as Pod)) return existing
+      // A mirror being deleted (kubectl delete) or of an older manifest is removed at once and made again.
+      const uid = String((existing.metadata as JsonObject).uid)
+      try {
+        await d.client.delete(podPath(pod), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } } })
+        d.logger.info?.({ pod: pod.metadata.name, uid }, 'deleted stale mirror pod')
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) throw err
+      }
     } catch (err) {
       if (!isNotFound(err)) throw err
     }
+    const owner = await nodeUID()
+    if (owner === undefined) return undefined
     try {
-      return await d.client.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods`, mirrorOf(pod))
+      return await d.client.create(`/api/v1/namespaces/${pod.metadata.namespace}/pods`, mirrorOf(pod, d.nodeName, owner))
     } catch (err) {
       if (isAlreadyExists(err)) return await d.client.get(podPath(pod))
       throw err
@@ -64,6 +96,8 @@ export function createStatusManager (d: StatusManagerDeps): StatusManager {
       if (entry === undefined) return
       try {
         const current = isStaticPod(entry.pod) ? await ensureMirror(entry.pod) : await d.client.get(podPath(entry.pod))
+        // No Node yet (or it is being deleted): the kubelet makes no mirror then; a later status retries.
+        if (current === undefined) { if (latest.get(uid) === entry) latest.delete(uid); return }
         const currentUid = String((current.metadata as JsonObject).uid)
         if (!isStaticPod(entry.pod) && currentUid !== uid) return
         if (latest.get(uid) !== entry) continue

@@ -16,11 +16,13 @@ export interface TestPodManagerOptions {
   maxPods?: number
   relistMs?: number
   recorder?: EventRecorder
+  /** A root (pods dir and logs) shared with an earlier manager, as after an orchlet restart; the caller removes it. */
+  root?: string
 }
 
 /** A standalone pod manager (no API server) with short back-off, torn down with the test. */
 export function testPodManager (t: Test, o: TestPodManagerOptions): { pods: PodManager; root: string } {
-  const root = mkdtempSync(join(tmpdir(), 'orch-pods-'))
+  const root = o.root ?? mkdtempSync(join(tmpdir(), 'orch-pods-'))
   const quiet = { info () {}, warn () {} }
   const pods = createPodManager({
     nodeName: 'node-a',
@@ -37,8 +39,13 @@ export function testPodManager (t: Test, o: TestPodManagerOptions): { pods: PodM
     relistMs: o.relistMs ?? 50,
     recorder: o.recorder ?? createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: quiet })
   })
-  t.teardown(async () => { await pods.stopAll(); rmSync(root, { recursive: true, force: true }) })
+  t.teardown(async () => { await pods.stopAll(); if (o.root === undefined) rmSync(root, { recursive: true, force: true }) })
   return { pods, root }
+}
+
+/** Drops a manager as a crashed orchlet would: its workers stop syncing and probing, its pods keep running. */
+export function detachAll (pods: PodManager): void {
+  for (const w of pods.workers().values()) w.detach()
 }
 
 /** Polls the pod's status until `check` holds; throws with the last status after `timeoutMs`. */

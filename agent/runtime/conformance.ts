@@ -159,7 +159,9 @@ export async function runRuntimeConformance (t: Test, opts: RuntimeConformanceOp
     t.equal(s.state, 'CONTAINER_EXITED')
     t.equal(s.exitCode, 0)
     t.equal(s.reason, 'Completed')
-    t.ok(s.startedAt > 0 && s.finishedAt >= s.startedAt, 'start and finish times are set')
+    // containerd stamps startedAt when the start call returns, which for a process this short can be after
+    // its exit: so only that both are set, and not before the container was created, is asserted.
+    t.ok(s.startedAt >= created.createdAt && s.finishedAt >= created.createdAt, 'start and finish times are set')
     t.ok(s.logPath.endsWith(config.logPath), 'the status names the log file')
     t.same((await rt.runtime.listContainers({ id, state: 'CONTAINER_EXITED' })).map(c => c.id), [id], 'filters by id and state')
     const log = (await readFile(join(sb.config.logDirectory, config.logPath), 'utf8')).split('\n').filter(l => l !== '')

@@ -11,6 +11,8 @@ import { createAuthenticator } from './authn.js'
 import { createAuthorizer } from './authz.js'
 import { loadServingTls } from './tls.js'
 import { createApiClient } from '../apiclient/client.js'
+import { renderPrometheus } from './metrics.js'
+import { attributesFor } from './authz.js'
 
 const logger = { warn () {}, info () {} }
 
@@ -92,7 +94,9 @@ async function start (t: Test, opts: { anonymous: boolean; clientCa?: string; ap
     clientCaPem: opts.clientCa !== undefined ? Buffer.from(opts.clientCa) : undefined,
     authenticate: createAuthenticator({ anonymous: opts.anonymous, clientCertificates: opts.clientCa !== undefined, tokenWebhook: client ? { client, cacheTtlMs: 60_000 } : undefined, now }),
     authorize: createAuthorizer(opts.webhookAuthz === true && client ? { mode: 'Webhook', webhook: { client, authorizedTtlMs: 60_000, unauthorizedTtlMs: 60_000 }, now } : { mode: 'AlwaysAllow', now }),
-    logger
+    logger,
+    configz: () => ({ orchletconfig: { port: 10250 } }),
+    metrics: () => renderPrometheus([{ name: 'orchlet_running_pods', help: 'Number of pods that have a running pod sandbox', type: 'gauge', samples: [{ value: 1 }] }])
   })
   await server.start()
   t.teardown(async () => { await server.close(); await client?.close(); rmSync(dir, { recursive: true, force: true }) })
@@ -174,4 +178,42 @@ t.test('the read-only port serves pods but not logs, and the healthz port serves
   const hz = await request(`http://127.0.0.1:${s.ports.healthzPort}/healthz?verbose`)
   t.equal(hz.statusCode, 200)
   t.equal(await body(hz), '[+]ping ok\n[+]syncloop ok\nhealthz check passed\n')
+})
+
+t.test('serves /configz on the secured port and /metrics on both, as the kubelet does', async t => {
+  const s = await start(t, { anonymous: true })
+  const agent = new Agent({ connect: { rejectUnauthorized: false } })
+  const configz = await request(`https://127.0.0.1:${s.port}/configz`, { dispatcher: agent })
+  t.equal(configz.statusCode, 200)
+  t.same(JSON.parse(await body(configz)), { orchletconfig: { port: 10250 } })
+  const roConfigz = await request(`http://127.0.0.1:${s.ports.readOnlyPort}/configz`)
+  t.equal(roConfigz.statusCode, 404, 'not on the read-only port')
+  await body(roConfigz)
+  for (const url of [`https://127.0.0.1:${s.port}/metrics`, `http://127.0.0.1:${s.ports.readOnlyPort}/metrics`]) {
+    const m = await request(url, { dispatcher: url.startsWith('https') ? agent : undefined })
+    t.equal(m.statusCode, 200)
+    t.equal(m.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
+    t.match(await body(m), /^# HELP orchlet_running_pods .*\n# TYPE orchlet_running_pods gauge\norchlet_running_pods 1\n$/)
+  }
+})
+
+t.test('paths map to node subresources as the kubelet 1.29 maps them', async t => {
+  const table: Array<[string, string, string, string]> = [
+    ['GET', '/stats/summary', 'get', 'stats'],
+    ['GET', '/stats', 'get', 'stats'],
+    ['GET', '/statsfoo', 'get', 'proxy'],
+    ['GET', '/metrics/cadvisor', 'get', 'metrics'],
+    ['GET', '/metrics', 'get', 'metrics'],
+    ['GET', '/logs/syslog', 'get', 'log'],
+    ['GET', '/spec/', 'get', 'spec'],
+    ['POST', '/checkpoint/default/p/c', 'create', 'checkpoint'],
+    ['GET', '/configz', 'get', 'proxy'],
+    ['GET', '/pods', 'get', 'proxy'],
+    ['GET', '/containerLogs/default/p/c', 'get', 'proxy'],
+    ['HEAD', '/healthz', 'get', 'proxy'],
+    ['DELETE', '/pods', 'delete', 'proxy']
+  ]
+  for (const [method, path, verb, subresource] of table) {
+    t.same(attributesFor(method, path, 'node-a'), { verb, resource: 'nodes', subresource, name: 'node-a' }, `${method} ${path}`)
+  }
 })

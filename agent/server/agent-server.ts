@@ -7,6 +7,7 @@ import type { Authenticator } from './authn.js'
 import { attributesFor, type Authorizer } from './authz.js'
 import type { ServingTls } from './tls.js'
 import { writeContainerLog, type LogQuery } from './container-logs.js'
+import { PROMETHEUS_CONTENT_TYPE } from './metrics.js'
 
 /** What the server shows of the agent; the pod manager implements it. */
 export interface AgentView {
@@ -38,6 +39,10 @@ export interface AgentServerOptions {
   authenticate: Authenticator
   authorize: Authorizer
   logger: { warn(o: object, m?: string): void; info(o: object, m?: string): void }
+  /** /configz: the running configuration (`{"orchletconfig": {...}}`); absent: 404. */
+  configz?: () => Record<string, unknown>
+  /** /metrics: Prometheus text; absent: 404. */
+  metrics?: () => string
 }
 
 export interface AgentServer {
@@ -117,6 +122,9 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
       return
     }
     if (first === 'containerLogs' && !readOnly && o.enableDebuggingHandlers) { await logs(req, res, url, parts); return }
+    // The kubelet serves /configz among its debugging handlers (authenticated port only), /metrics on both ports.
+    if (url.pathname === '/configz' && !readOnly && o.enableDebuggingHandlers && o.configz !== undefined) { send(res, 200, o.configz()); return }
+    if (url.pathname === '/metrics' && o.metrics !== undefined) { send(res, 200, o.metrics(), PROMETHEUS_CONTENT_TYPE); return }
     status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`)
   }
 

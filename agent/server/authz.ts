@@ -17,10 +17,16 @@ export type Authorizer = (user: User, attrs: Attributes) => Promise<Decision>
 
 const VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' }
 
-/** The kubelet's mapping of paths to node subresources; everything else is `proxy`. */
+/** The kubelet 1.29 mapping of path prefixes to node subresources (isSubpath: the path itself or below it). */
+const SUBRESOURCES: Array<[string, string]> = [['/stats', 'stats'], ['/metrics', 'metrics'], ['/logs', 'log'], ['/spec', 'spec'], ['/checkpoint', 'checkpoint']]
+
+function isSubpath (path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`)
+}
+
+/** The kubelet's mapping of paths to node subresources; everything else (/pods, /healthz, /configz, /containerLogs, ...) is `proxy`. */
 export function attributesFor (method: string, path: string, nodeName: string): Attributes {
-  const first = path.split('/')[1] ?? ''
-  const subresource = ({ stats: 'stats', metrics: 'metrics', logs: 'log', spec: 'spec', pods: 'proxy', healthz: 'proxy', containerLogs: 'proxy' } as Record<string, string>)[first] ?? 'proxy'
+  const subresource = SUBRESOURCES.find(([prefix]) => isSubpath(path, prefix))?.[1] ?? 'proxy'
   return { verb: VERBS[method] ?? 'get', resource: 'nodes', subresource, name: nodeName }
 }
 

@@ -1,4 +1,4 @@
-// Pods bound to this node (spec.nodeName), by list then watch on the API server; mirror pods are not ours to run.
+// Pods bound to this node (spec.nodeName), by list then watch on the API server; mirror pods are reported apart, never run.
 
 import type { ApiClient, JsonObject } from '../../apiclient/client.js'
 import { ApiClientError } from '../../apiclient/client.js'
@@ -14,6 +14,7 @@ export interface ApiSourceOptions {
 
 export function createApiSource (o: ApiSourceOptions): PodSourceRunner {
   const pods = new Map<string, Pod>()
+  const mirrors = new Map<string, Pod>()
   const selector = `spec.nodeName=${o.nodeName}`
   let abort: AbortController | undefined
   let running = false
@@ -25,22 +26,25 @@ export function createApiSource (o: ApiSourceOptions): PodSourceRunner {
     queueMicrotask(() => {
       flushQueued = false
       o.sink.set('api', [...pods.values()])
+      o.sink.mirrors?.([...mirrors.values()])
     })
   }
 
   function apply (type: string, pod: Pod): void {
-    if (isMirrorPod(pod)) return
+    const into = isMirrorPod(pod) ? mirrors : pods
     const key = pod.metadata.uid
-    if (type === 'DELETED') pods.delete(key)
-    else pods.set(key, pod)
+    if (type === 'DELETED') into.delete(key)
+    else into.set(key, pod)
     flush()
   }
 
   async function relist (): Promise<string> {
     const list = await o.client.get('/api/v1/pods', { query: { fieldSelector: selector } })
     pods.clear()
-    for (const item of (list.items as Pod[] | undefined) ?? []) if (!isMirrorPod(item)) pods.set(item.metadata.uid, item)
+    mirrors.clear()
+    for (const item of (list.items as Pod[] | undefined) ?? []) (isMirrorPod(item) ? mirrors : pods).set(item.metadata.uid, item)
     o.sink.set('api', [...pods.values()])
+    o.sink.mirrors?.([...mirrors.values()])
     return String((list.metadata as JsonObject).resourceVersion)
   }
 

@@ -29,7 +29,7 @@ function manifestFiles (path: string): string[] {
 export function createFileSource (o: FileSourceOptions): PodSourceRunner {
   let timer: NodeJS.Timeout | undefined
   let watcher: FSWatcher | undefined
-  let last = ''
+  let last: string | undefined
   const badSeen = new Map<string, string>()
 
   function read (): Pod[] {

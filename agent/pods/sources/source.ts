@@ -5,6 +5,11 @@ import type { Pod, PodSource } from '../pod-types.js'
 export interface SourceSink {
   /** The complete set of pods this source now holds (replaces what it reported before). */
   set(source: PodSource, pods: Pod[]): void
+  /**
+   * The mirror pods of this node's static pods as the API server holds them (API source only), each
+   * time that set changes: a deleted or stale mirror is made again.
+   */
+  mirrors?(pods: Pod[]): void
 }
 
 export interface SourceLogger {

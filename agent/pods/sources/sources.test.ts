@@ -84,3 +84,13 @@ t.test('the URL source sends --manifest-url-header values and keeps its pods whe
   t.equal(r.sets.length, 1, 'a bad manifest keeps the previous set')
   t.match(r.warnings.join('\n'), /skipping pod manifest/)
 })
+
+t.test('the file source reports an empty set once, so the orchlet knows the source is ready', async t => {
+  const dir = mkdtempSync(join(tmpdir(), 'orch-static-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const r = recorder()
+  const src = createFileSource({ path: join(dir, 'missing'), nodeName: 'n1', checkFrequencyMs: 60_000, sink: r.sink, logger: r.logger })
+  await src.refresh()
+  await src.refresh()
+  t.same(r.sets, [{ source: 'file', names: [], uids: [] }])
+})
