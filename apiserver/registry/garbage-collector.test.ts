@@ -72,7 +72,7 @@ t.test('foreground: the owner waits for a blocking dependent held by its own fin
   await cms().updateInternal(ctx(), 'default', 'blocker', o => { delete (o.metadata as Obj).finalizers; return true })
   await eventually(gone(cms(), 'blocker'))
   await eventually(gone(cms(), 'owner'))
-  t.pass('owner removed once its blocking dependent is gone')
+  t.equal(await read(cms(), 'owner'), undefined, 'owner removed once its blocking dependent is gone')
 })
 
 t.test('foreground: a dependent with blocking dependents of its own is deleted in the foreground too', async t => {
@@ -95,14 +95,14 @@ t.test('foreground: two objects owning each other with blocking references both 
   await cms().delete(ctx(), 'default', 'a', { propagationPolicy: 'Foreground' })
   await eventually(gone(cms(), 'a'))
   await eventually(gone(cms(), 'b'))
-  t.pass()
+  t.equal(await read(cms(), 'b'), undefined, 'b is gone')
 })
 
 t.test('foreground with no dependents removes the finalizer at once', async t => {
   await configMap('alone')
   await cms().delete(ctx(), 'default', 'alone', { propagationPolicy: 'Foreground' })
   await eventually(gone(cms(), 'alone'))
-  t.pass()
+  t.equal(await read(cms(), 'alone'), undefined, 'alone is gone')
 })
 
 t.test('orphan: the dependent stays without the ownerReference, the owner goes', async t => {
@@ -203,7 +203,7 @@ t.test('custom resources are owners and dependents like built-in kinds', async t
   await eventually(gone(widgets, 'w-owner'))
   await cms().delete(ctx(), 'default', 'cm-owner', {})
   await eventually(gone(widgets, 'widget-of-cm'))
-  t.pass()
+  t.equal(await read(widgets, 'widget-of-cm'), undefined, 'widget-of-cm is gone')
 })
 
 t.test('a cluster-scoped owner collects namespaced dependents', async t => {
@@ -216,5 +216,5 @@ t.test('a cluster-scoped owner collects namespaced dependents', async t => {
   t.ok(await read(ns, 'default', ''))
   await fx.registry.store('', 'v1', 'persistentvolumes')!.delete(ctx(), '', 'pv1', {})
   await eventually(gone(cms(), 'of-pv'))
-  t.pass()
+  t.equal(await read(cms(), 'of-pv'), undefined, 'of-pv is gone')
 })
