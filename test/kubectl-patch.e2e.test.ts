@@ -124,4 +124,33 @@ t.test('kubectl label, annotate, patch, scale and delete work against orch up', 
     t.match(r.stdout, 'configmap "settings" deleted')
     t.equal((await kubectl(orch, 'get', 'cm', 'settings')).code, 1)
   })
+
+  await t.test('kubectl apply updates a custom resource with a merge patch (no strategic merge for CRs)', async t => {
+    const crd = `apiVersion: apiextensions.orch.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+`
+    t.equal((await kubectl(orch, 'apply', '-f', file('crd.yaml', crd))).code, 0)
+    t.equal((await kubectl(orch, 'wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s')).code, 0)
+    const widget = (size: number) => `apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: ${size}}\n`
+    let r = await kubectl(orch, 'apply', '-f', file('w1.yaml', widget(1)))
+    t.equal(r.code, 0, r.stderr)
+    r = await kubectl(orch, 'apply', '-f', file('w2.yaml', widget(2)))
+    t.equal(r.code, 0, r.stderr)
+    t.match(r.stdout, 'widget.example.com/w1 configured')
+    t.equal(await jsonpath(orch, ['widget', 'w1'], '{.spec.size}'), '2')
+  })
 })

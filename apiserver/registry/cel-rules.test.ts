@@ -148,3 +148,16 @@ t.test('a CRD is rejected at write time with Kubernetes-worded errors for each b
   ])
   t.equal(fx.registry.handler('example.com', 'v1', 'gadgets'), undefined, 'no resource is served for a rejected CRD')
 })
+
+t.test('a CRD spelling its rules x-kubernetes-validations makes the lazy sandbox too', async t => {
+  let made = 0
+  const lazy = await openFixture({ celRules: lazySandboxCelRules(async () => { made++; return sandbox }) })
+  t.teardown(() => lazy.close())
+  const crds = lazy.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  const k8sSpelled = JSON.parse(JSON.stringify(crd(scaling)).replaceAll('x-orch-validations', 'x-kubernetes-validations'))
+  await crds.create(ctx(), '', body(k8sSpelled))
+  t.equal(made, 1)
+  await eventually(() => lazy.registry.handler('example.com', 'v1', 'gadgets') !== undefined)
+  const err = await fail(lazy.registry.handler('example.com', 'v1', 'gadgets')!.create(ctx(), 'default', gadget('bad', { replicas: 5, maxReplicas: 3 })))
+  t.equal(err.code, 422)
+})

@@ -22,7 +22,9 @@ export interface CelRules {
 function hasRules (node: unknown, seen = new Set<unknown>()): boolean {
   if (node === null || typeof node !== 'object' || seen.has(node)) return false
   seen.add(node)
-  if (Array.isArray((node as Record<string, unknown>)['x-orch-validations'])) return true
+  // A CRD may spell the marker the Kubernetes way; both are rules (the schema module normalises them).
+  const record = node as Record<string, unknown>
+  if (Array.isArray(record['x-orch-validations']) || Array.isArray(record['x-kubernetes-validations'])) return true
   return Object.values(node as Record<string, unknown>).some(v => hasRules(v, seen))
 }
 

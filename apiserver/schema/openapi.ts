@@ -152,7 +152,7 @@ function buildPaths (defs: ResourceDefinition[], flavor: Flavor): Record<string,
         if (o.writes) {
           const body = o.method === 'patch' ? { $ref: `${prefix}${meta}Patch` } : ref
           if (flavor === 'v2') (operation.parameters as Obj[]).unshift({ name: 'body', in: 'body', required: true, schema: body })
-          else operation.requestBody = { required: true, content: requestTypes(o.method).reduce<Obj>((acc, t) => ({ ...acc, [t]: { schema: body } }), {}) }
+          else operation.requestBody = { required: true, content: requestTypes(o.method, d.custom !== undefined).reduce<Obj>((acc, t) => ({ ...acc, [t]: { schema: body } }), {}) }
         }
         entry[o.method] = operation
       }
@@ -162,10 +162,12 @@ function buildPaths (defs: ResourceDefinition[], flavor: Flavor): Record<string,
   return out
 }
 
-function requestTypes (method: Op['method']): string[] {
-  return method === 'patch'
-    ? ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml']
-    : ['application/json', 'application/yaml']
+/** Patch types per kind: custom resources have no strategic merge patch (kubectl then sends a merge patch). */
+function requestTypes (method: Op['method'], custom: boolean): string[] {
+  if (method !== 'patch') return ['application/json', 'application/yaml']
+  return custom
+    ? ['application/json-patch+json', 'application/merge-patch+json', 'application/apply-patch+yaml']
+    : ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json', 'application/apply-patch+yaml']
 }
 
 const info = { title: 'Orch', version: 'v1.29.0' }
