@@ -47,3 +47,11 @@ t.test('refuses nesting deeper than 1000 levels with 400, in JSON and YAML', asy
   try { decodeBody(Buffer.from(yamlDeep), 'yaml') } catch (e) { yerr = e }
   t.match(yerr, { code: 400 }, 'deep YAML')
 })
+
+t.test('a body cut short reads as Go words it: unexpected end of JSON input', async t => {
+  for (const text of ['{"metadata":{"name":"z"', '{"a":', '{']) {
+    let err: unknown
+    try { decodeJson(text) } catch (e) { err = e }
+    t.match(err, { code: 400, message: "couldn't get version/kind; json parse error: unexpected end of JSON input" }, text)
+  }
+})

@@ -54,14 +54,21 @@ export async function readBody (req: IncomingMessage, limit = MAX_BODY_BYTES): P
   })
 }
 
+/** V8's parse error in the words Go's decoder uses where they mean the same (a body cut short). */
+function jsonErrorText (err: unknown, text: string): string {
+  const why = err instanceof Error ? err.message : String(err)
+  const at = /at position (\d+)/.exec(why)
+  if (/end of JSON input/i.test(why) || (at !== null && Number(at[1]) >= text.trimEnd().length)) return 'unexpected end of JSON input'
+  return why
+}
+
 /** JSON text to an object plus duplicate field paths; 400 in Kubernetes' words for malformed input. */
 export function decodeJson (text: string): DecodedObject {
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err)
-    throw badRequest(`couldn't get version/kind; json parse error: ${why}`)
+    throw badRequest(`couldn't get version/kind; json parse error: ${jsonErrorText(err, text)}`)
   }
   const object = requireObject(value)
   try {

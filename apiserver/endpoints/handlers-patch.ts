@@ -92,7 +92,8 @@ function jsonPatch (text: string, ctx: RequestContext): { apply: Apply; duplicat
       out = applyJsonPatch(current as Json, ops)
     } catch (err) {
       // kube-apiserver answers every failure to apply (a failed test, a missing path) with this generic 422.
-      if (isPatchError(err)) throw new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', {})
+      // As kube-apiserver's NewGenericServerResponse(422): the generic message, the patch error as the cause.
+      if (isPatchError(err)) throw new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: err.message }] })
       throw err
     }
     return out as Record<string, unknown>

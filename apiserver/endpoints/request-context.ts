@@ -25,7 +25,7 @@ const OPTIONS_BY_METHOD: Record<string, WriteOptionsKind> = { POST: 'CreateOptio
 
 /** Invalid write options are 422 `CreateOptions.meta.k8s.io "" is invalid: ...`, as kube-apiserver validates them. */
 function invalidOption (kind: WriteOptionsKind, field: string, reason: string, message: string): never {
-  throw invalid('meta.k8s.io', `${kind}.meta.k8s.io`, '', [{ reason, field, message }])
+  throw invalid('meta.k8s.io', kind, '', [{ reason, field, message }])
 }
 
 function unsupported (kind: WriteOptionsKind, field: string, value: string, supported: string[]): never {
@@ -53,7 +53,7 @@ export function buildRequestContext (req: IncomingMessage, user: UserInfo, query
   const userAgent = typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined
   const fieldManager = query.get('fieldManager') ?? undefined
   if (fieldManager !== undefined && fieldManager.length > 128) {
-    throw badRequest('fieldManager: Too long: may not be more than 128 bytes')
+    invalidOption(OPTIONS_BY_METHOD[req.method ?? ''] ?? 'CreateOptions', 'fieldManager', 'FieldValueTooLong', 'Too long: must have at most 128 bytes')
   }
   const kind = OPTIONS_BY_METHOD[req.method ?? ''] ?? 'CreateOptions'
   return {

@@ -82,12 +82,16 @@ export function conflict (qr: QualifiedResource, name: string, why: string): Sta
     { name, group: qr.group, kind: qr.resource })
 }
 
-/** 422 with one cause per field error; `kind` is the Kind (e.g. "Pod"), as Kubernetes words it. */
+/**
+ * 422 with one cause per field error, worded as Kubernetes' NewInvalid: `Deployment.apps "web" is invalid: ...`
+ * (the kind qualified by its group, none for the core group); an empty name is left out of the details.
+ */
 export function invalid (group: string, kind: string, name: string, causes: StatusCause[]): StatusError {
   const list = causes.map(c => c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? ''))
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`
-  return new StatusError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`,
-    { name, group, kind, causes })
+  const qualified = group === '' ? kind : `${kind}.${group}`
+  return new StatusError(422, 'Invalid', `${qualified} "${name}" is invalid: ${summary}`,
+    { ...(name !== '' ? { name } : {}), group, kind, causes })
 }
 
 export function badRequest (message: string, causes?: StatusCause[]): StatusError {

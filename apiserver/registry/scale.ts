@@ -84,7 +84,7 @@ export async function updateScale (core: ResourceCore, ctx: RequestContext, name
   }
   if (replicas < 0) {
     // As kube-apiserver's ValidateScale: a 422 about the Scale object.
-    throw invalid('autoscaling', 'Scale.autoscaling', scale.metadata?.name ?? '', [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${replicas}: must be greater than or equal to 0` }])
+    throw invalid('autoscaling', 'Scale', scale.metadata?.name ?? '', [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${replicas}: must be greater than or equal to 0` }])
   }
   const kv = await core.store.get(objectKey(core.def, namespace, name))
   if (kv === undefined) throw notFound(core.qr, name)

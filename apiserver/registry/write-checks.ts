@@ -77,9 +77,8 @@ export function validationErrors (core: ResourceCore, obj: Obj, old?: Obj): Fiel
  * resources are decoded loosely and their type errors are schema validation errors (422).
  */
 function decodeError (core: ResourceCore, detail: string): ReturnType<typeof badRequest> {
-  const { group, version, kind } = core.def
-  const qualified = group === '' ? kind : `${kind}.${group}`
-  return badRequest(`${qualified} in version "${version}" cannot be handled as a ${kind}: ${detail}`)
+  const { version, kind } = core.def
+  return badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${detail}`)
 }
 
 const GO_TYPES: Record<string, string> = { string: 'string', integer: 'int64', int32: 'int32', int64: 'int64', number: 'float64', boolean: 'bool', object: 'map[string]interface {}', array: '[]interface {}' }
@@ -104,8 +103,7 @@ export function finishValidation (core: ResourceCore, name: string, strictProble
   if (builtin && typeErr !== undefined) throw decodeError(core, unmarshalDetail(typeErr))
   if (strictProblems.length > 0) {
     if (typeErr !== undefined) throw badRequest(`${typeErr.field}: ${typeErr.message}`)
-    const detail = `strict decoding error: ${strictProblems.join(', ')}`
-    throw builtin ? decodeError(core, detail) : badRequest(detail)
+    throw decodeError(core, `strict decoding error: ${strictProblems.join(', ')}`)
   }
   if (errs.length > 0) {
     throw invalid(core.def.group, core.def.kind, name,

@@ -5,7 +5,7 @@ import type { ResourceDefinition } from '../../schema/types.js'
 import type { Strategy } from '../strategy.js'
 import { podStrategy } from './pod.js'
 import { createServiceStrategy } from './service.js'
-import { eventStrategy, jobStrategy, nodeStrategy, replicaSetStrategy, secretStrategy, workloadStrategy } from './simple.js'
+import { eventStrategy, jobStrategy, nodeStrategy, replicaSetStrategy, secretStrategy, volumePhaseStrategy, workloadStrategy } from './simple.js'
 import { namespaceStrategy } from '../namespaces.js'
 import { createCrdStrategy } from '../crds.js'
 import { noCelRules, type CelRules } from '../cel-rules.js'
@@ -31,6 +31,7 @@ export function builtinStrategy (def: ResourceDefinition, o: StrategyOptions): S
     case 'replicaset': return replicaSetStrategy
     case 'deployment': case 'statefulset': case 'daemonset': return workloadStrategy
     case 'job': return jobStrategy
+    case 'persistentvolume': case 'persistentvolumeclaim': return volumePhaseStrategy
     default: return undefined
   }
 }

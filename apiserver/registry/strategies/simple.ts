@@ -69,3 +69,12 @@ export const jobStrategy: Strategy = {
     return a === b ? [] : validateWorkloadUpdate(obj, old)
   }
 }
+
+/** PersistentVolumes and claims start in phase Pending, as Kubernetes' defaulting sets it. */
+export const volumePhaseStrategy: Strategy = {
+  prepareForCreate (obj) {
+    const status = (obj.status ?? {}) as Record<string, unknown>
+    status.phase ??= 'Pending'
+    obj.status = status
+  }
+}
