@@ -2,8 +2,11 @@
 // Run: npx tsx benchmarks/sandbox-eval.ts   (BENCH_ITERATIONS=2000 by default)
 // Prints one JSON line and writes benchmarks/results/sandbox-eval.json.
 
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, resolve } from 'node:path'
 import { Environment } from '@marcbachmann/cel-js'
+import { getQuickJS } from 'quickjs-emscripten'
 import { createSandbox } from '../sandbox/sandbox.js'
 import { compileValidationRules, evaluateValidationRules } from '../sandbox/validation.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
@@ -128,6 +131,10 @@ const budgetExhaustion = { code: runawayEnd, ms: Math.round(performance.now() - 
 const payload = { ids: [], pad: 'x'.repeat(730) }
 const crossing = stats(time(iterations * 2, () => sb.guest.call('release', payload)))
 
+// The regex engine alone inside QuickJS: re2js (what `matches`/`find`/`findAll` use) against QuickJS's own
+// backtracking RegExp, on patterns compiled once; per call, p50. `compileUs`: one re2js compile, uncached.
+const regexEngines = await benchRegexEngines()
+
 const t0 = performance.now()
 const cold = await createSandbox()
 const createMs = Math.round(performance.now() - t0)
@@ -154,8 +161,59 @@ const result = {
   meteredThroughput: throughput,
   perCallBudgetExhaustion: budgetExhaustion,
   crossing,
+  regexEnginesInQuickJS: regexEngines,
   sandboxCreateMs: createMs,
 }
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
 writeFileSync(new URL('./results/sandbox-eval.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
 console.log(JSON.stringify(result))
+
+async function benchRegexEngines(): Promise<Record<string, { re2jsUs: number; regExpUs: number; ratio: number; compileUs: number }>> {
+  const label = 'x' + 'a-b9'.repeat(15) + 'z'
+  const cases: Record<string, [string, string]> = {
+    'name 13 chars': ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', 'xweb-frontend'],
+    'name 63 chars': ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', label.slice(0, 63)],
+    'prefix': ['^x', 'xweb-frontend'],
+    'email': ['^[^@]+@[^@]+\\.[a-z]{2,}$', 'someone@example.com'],
+    'digits in 1 KB': ['[0-9]+', 'x'.repeat(1000) + '42'],
+    'dns subdomain 253 chars': ['^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', Array.from({ length: 4 }, () => label).join('.').slice(0, 253)],
+  }
+  const re2jsPath = resolve(dirname(createRequire(import.meta.url).resolve('re2js')), 'index.js')
+  const rt = (await getQuickJS()).newRuntime()
+  rt.setModuleLoader((name) => readFileSync(name, 'utf8'), (_base, request) => (request === 're2js' ? re2jsPath : request))
+  const ctx = rt.newContext()
+  const code = `import { RE2JS } from 're2js'
+const cases = ${JSON.stringify(Object.values(cases))}
+const re2 = cases.map(([p]) => RE2JS.compile(p))
+const rx = cases.map(([p]) => new RegExp(p, 'u'))
+globalThis.run = (engine, i, n) => {
+  const [, s] = cases[i]
+  let hits = 0
+  if (engine === 're2js') for (let k = 0; k < n; k++) hits += re2[i].test(s) ? 1 : 0
+  else if (engine === 'regexp') for (let k = 0; k < n; k++) hits += rx[i].test(s) ? 1 : 0
+  else for (let k = 0; k < n; k++) hits += RE2JS.compile(cases[i][0]).flags() >= 0 ? 1 : 0
+  return hits
+}`
+  const loaded = ctx.evalCode(code, 'bench-regex.js', { type: 'module' })
+  ctx.unwrapResult(loaded).dispose()
+  const fn = ctx.getProp(ctx.global, 'run')
+  const call = (engine: string, i: number, n: number) => {
+    const args = [ctx.newString(engine), ctx.newNumber(i), ctx.newNumber(n)]
+    ctx.unwrapResult(ctx.callFunction(fn, ctx.undefined, ...args)).dispose()
+    for (const a of args) a.dispose()
+  }
+  const perCallUs = (engine: string, i: number, n: number) => {
+    const samples = time(30, () => call(engine, i, n))
+    return Math.round(([...samples].sort((a, b) => a - b)[15] / n) * 1000 * 10) / 10
+  }
+  const out: Record<string, { re2jsUs: number; regExpUs: number; ratio: number; compileUs: number }> = {}
+  Object.keys(cases).forEach((name, i) => {
+    const re2jsUs = perCallUs('re2js', i, 50)
+    const regExpUs = perCallUs('regexp', i, 50)
+    out[name] = { re2jsUs, regExpUs, ratio: Math.round((re2jsUs / Math.max(regExpUs, 0.1)) * 10) / 10, compileUs: perCallUs('compile', i, 5) }
+  })
+  fn.dispose()
+  ctx.dispose()
+  rt.dispose()
+  return out
+}

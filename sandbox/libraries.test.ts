@@ -91,6 +91,20 @@ t.test('matches uses RE2 syntax and rejects what RE2 lacks', async (t) => {
   t.throws(() => dynamicPattern.evaluate({ s: 'aa', p: '(a)\\1' }), { code: 'CEL_ERR_EVAL' })
 })
 
+t.test('regexes run on RE2 (re2js) with Go semantics and Go error wording', async (t) => {
+  t.same(run("'baaab'.findAll('a*')"), ['', 'aaa', ''], 'an empty match abutting a previous match is skipped, as Go does')
+  t.same(run("'a1b22c333'.findAll('[0-9]+', 2)"), ['1', '22'])
+  t.same(run("'abc'.findAll('x')"), [])
+  t.equal(run("'xyz'.find('q')"), '')
+  t.equal(run("'a-b_c'.find('[[:punct:]]+')"), '-')
+  t.equal(run("'a\\n'.matches('a$') || 'a\\nb'.matches('^b') || '\\n'.matches('.')"), false, 'no multi-line or dot-all unless asked')
+  t.equal(run("'a\\nb'.matches('(?m)^b') && '\\n'.matches('(?s).') && 'é'.matches('^\\\\pL$')"), true)
+  t.throws(() => sb.compile("'a'.matches('a**')"), { code: 'CEL_ERR_COMPILE', message: /^error parsing regexp: invalid nested repetition operator: `\*\*`/ })
+  t.throws(() => sb.compile("'a'.find('(')"), { code: 'CEL_ERR_COMPILE', message: /^error parsing regexp: missing closing \): `\(`/ })
+  const dynamic = sb.compile('s.findAll(p)', { variables: { s: { type: 'string' }, p: { type: 'string' } } })
+  t.throws(() => dynamic.evaluate({ s: 'a', p: '[a' }), { code: 'CEL_ERR_EVAL', message: /error parsing regexp: missing closing \]: `\[a`/ })
+})
+
 t.test('string and time functions follow cel-go where the base library differs', async (t) => {
   t.equal(run("'ÀbC'.lowerAscii() == 'Àbc' && 'àBc'.upperAscii() == 'àBC'"), true)
   t.equal(run("'\\u00a0 a \\u2003'.trim() == 'a' && '\\ufeffa'.trim() == '\\ufeffa'"), true)

@@ -25,6 +25,8 @@ const GUEST_DIR = [resolve(HERE, 'guest'), resolve(HERE, '../../sandbox/guest')]
 const WASM_PAGE = 64 * 1024
 /** The CEL library's own source directory; guest modules import it as `cel-lib/<file>.js`. */
 const CEL_LIB_DIR = dirname(createRequire(import.meta.url).resolve('@marcbachmann/cel-js'))
+/** re2js's ES module build (its package exports only the CommonJS file to `require`); guest modules import `re2js`. */
+const RE2JS_ESM = resolve(dirname(createRequire(import.meta.url).resolve('re2js')), 'index.js')
 
 export interface RuntimeLimits {
   memoryBytes: number
@@ -57,7 +59,10 @@ export async function createGuestRuntime(limits: RuntimeLimits, host: HostFuncti
   rt.setInterruptHandler(() => now() > deadline)
   rt.setModuleLoader(
     (name) => readFileSync(name, 'utf8'),
-    (base, request) => (request.startsWith('cel-lib/') ? resolve(CEL_LIB_DIR, request.slice(8)) : resolve(dirname(base), request)),
+    (base, request) => {
+      if (request === 're2js') return RE2JS_ESM
+      return request.startsWith('cel-lib/') ? resolve(CEL_LIB_DIR, request.slice(8)) : resolve(dirname(base), request)
+    },
   )
   const ctx = rt.newContext()
   try {

@@ -163,9 +163,28 @@ t.test('running out of the per-object runtime budget stops further rules', async
   t.same(out.errors.map((e) => e.message), ['Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run'])
 })
 
-t.test('rule errors at runtime are reported on the field', async (t) => {
-  const c = compiled(withRules([{ rule: 'self.replicas / (self.maxReplicas - self.maxReplicas) > 0' }]))
-  t.match(evaluateValidationRules(c, { spec: { replicas: 1, maxReplicas: 1 } }).errors, [{ type: 'FieldValueInvalid', field: 'spec', message: /division by zero/ }])
+t.test('rule errors at runtime are worded as Kubernetes words them, on the rule\'s node', async (t) => {
+  const c = compiled(
+    withRules(
+      [
+        { rule: 'self.replicas / (self.maxReplicas - self.maxReplicas) > 0' },
+        { rule: "self.labels['size'] == 'a'", message: ' labels need size ', fieldPath: '.labels' },
+        { rule: '[1][self.replicas] == 1' },
+        { rule: 'self.port + 1 == 2' },
+      ],
+      { labels: { type: 'object', additionalProperties: { type: 'string' } }, port: { 'x-orch-int-or-string': true } },
+    ),
+  )
+  t.same(evaluateValidationRules(c, { spec: { replicas: 1, maxReplicas: 1, labels: {}, port: 'a' } }).errors, [
+    { type: 'FieldValueInvalid', field: 'spec', message: 'Invalid value: "object": division by zero evaluating rule: self.replicas / (self.maxReplicas - self.maxReplicas) > 0' },
+    { type: 'FieldValueInvalid', field: 'spec', message: 'Invalid value: "object": no such key: size evaluating rule: labels need size' },
+    { type: 'FieldValueInvalid', field: 'spec', message: 'Invalid value: "object": index out of bounds: 1 evaluating rule: [1][self.replicas] == 1' },
+    {
+      type: 'FieldValueInvalid',
+      field: 'spec',
+      message: `Invalid value: "object": 'no such overload: dyn<string> + int': call arguments did not match a supported operator, function or macro signature for rule: self.port + 1 == 2`,
+    },
+  ])
 })
 
 t.test('recursive $ref schemas compile and validate at every depth', async (t) => {

@@ -354,3 +354,18 @@ t.test('a container printing periodically (tool tick) logs lines as time passes 
   await pods.idle()
   t.notOk(pods.workers().has(p.metadata.uid), 'the sleeping container stopped')
 })
+
+t.test('a new version of a static pod waits until the old one with the same name has stopped', async t => {
+  const { pods } = await setup(t)
+  const v1 = pod('web', [tool('main', 'spin')])
+  v1.metadata.annotations = { 'orch.io/config.source': 'file' }
+  pods.sink.set('file', [v1])
+  await until(pods, v1, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  const v2 = pod('web', [tool('main', 'spin')])
+  v2.metadata.annotations = { 'orch.io/config.source': 'file' }
+  pods.sink.set('file', [v2])
+  t.notOk(pods.workers().has(v2.metadata.uid), 'not started while the old version is still stopping')
+  const running = await until(pods, v2, s => s.containerStatuses?.[0]?.state.running !== undefined)
+  t.ok(running, 'started once the old version stopped')
+  t.notOk(pods.workers().has(v1.metadata.uid), 'the old version is gone')
+})

@@ -64,6 +64,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   let startedPods = 0
   let housekeepingRun: Promise<string[]> | undefined
   let lastSync = d.now()
+  let closed = false
   const stats = createStatsSummary({ nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })) })
   // Re-run the reconcile periodically too, so the sync-loop health check reflects a live loop.
   const resync = setInterval(() => { reconcile(); checkMirrors() }, 10_000)
@@ -118,6 +119,15 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       const mirror = byName.get(podKey(pod))
       if (mirror === undefined || !mirrorIsCurrent(pod, mirror)) d.statusManager.set(pod, status)
     }
+    // As the kubelet's deleteOrphanedMirrorPods: once the static sources reported, a mirror without a static pod goes.
+    const staticSources = (d.expectedSources ?? []).filter(s => s !== 'api')
+    if (!staticSources.every(s => desired.has(s))) return
+    const staticNames = new Set<string>()
+    for (const s of staticSources) for (const p of desired.get(s)?.values() ?? []) staticNames.add(podKey(p))
+    for (const w of workers.values()) if (isStaticPod(w.pod())) staticNames.add(podKey(w.pod()))
+    for (const m of mirrors.values()) {
+      if (!staticNames.has(podKey(m)) && m.metadata.deletionTimestamp === undefined) void d.statusManager.deleteOrphanedMirror(m)
+    }
   }
 
   /** May the runtime keep this pod? Any live worker, and any pod a source wants (unless deleted and already stopped). */
@@ -171,9 +181,34 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       } finally {
         workers.delete(uid)
         stopping.delete(uid)
+        // A static pod waiting for this one's full name can start now.
+        if (!closed) setImmediate(() => { if (!closed) reconcile() })
       }
     })()
     stopping.set(uid, p)
+  }
+
+  /** Whether another worker of the same namespace/name still holds containers (being stopped, or running). */
+  function sameNameBusy (pod: Pod, uid: string): boolean {
+    for (const [other, w] of workers) {
+      if (other === uid) continue
+      const m = w.pod().metadata
+      if (m.namespace === pod.metadata.namespace && m.name === pod.metadata.name) return true
+    }
+    return false
+  }
+
+  /**
+   * A pod being deleted that this orchlet has no worker for (it restarted meanwhile): a worker adopts what
+   * the runtime still runs and stops it with the pod's grace period before the delete is confirmed.
+   */
+  function stopUnknown (uid: string, pod: Pod): void {
+    try {
+      workers.set(uid, createPodWorker(pod, { ...d, onStatus }))
+      stop(uid, graceOf(pod), true)
+    } catch {
+      if (d.statusManager !== undefined) void d.statusManager.podRemoved(pod)
+    }
   }
 
   function reconcile (): void {
@@ -190,11 +225,13 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       const w = workers.get(uid)
       if (pod.metadata.deletionTimestamp !== undefined) {
         if (w !== undefined) stop(uid, graceOf(pod), true)
-        else if (!stopping.has(uid) && d.statusManager !== undefined) void d.statusManager.podRemoved(pod)
+        else if (!stopping.has(uid)) stopUnknown(uid, pod)
         continue
       }
       if (w !== undefined) { w.update(pod); continue }
       if (stopping.has(uid) || rejected.has(uid)) continue
+      // As the kubelet: a static pod whose previous version (same full name) is still stopping waits for it.
+      if (isStaticPod(pod) && sameNameBusy(pod, uid)) continue
       if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue
       const active = [...workers.values()].filter(x => !x.finished()).length
       if (active >= d.maxPods) { reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${d.maxPods}`); continue }
@@ -283,6 +320,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
     view,
     workers: () => workers,
     async stopAll () {
+      closed = true
       clearInterval(resync)
       clearInterval(housekeepingTimer)
       desired.clear()

@@ -1,6 +1,7 @@
 // One pod's sync loop: adoption, sandbox, init containers in order, containers with restart policy and back-off, probes, stop.
 
 import { join } from 'node:path'
+import { rm } from 'node:fs/promises'
 import type { ApiClient } from '../apiclient/client.js'
 import type { ContainerRuntime, ContainerStatus as RuntimeContainerStatus, PodSandboxConfig } from '../runtime/runtime.js'
 import { RuntimeError } from '../runtime/runtime.js'
@@ -286,8 +287,13 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     }
     events.container(c.name, 'Normal', 'Created', `Created container ${c.name}`)
     if (prev?.id !== undefined) slot.oldIds.push(prev.id)
-    // Keep one dead container per container for `logs --previous`; remove older ones.
-    while (slot.oldIds.length > 1) { const old = slot.oldIds.shift()!; runtime.runtime.removeContainer(old).catch(() => {}) }
+    // Keep one dead container per container for `logs --previous`; remove older ones and their logs, as the
+    // kubelet's container GC does (the newest two log files stay, so a restarted orchlet still counts on).
+    while (slot.oldIds.length > 1) {
+      const old = slot.oldIds.shift()!
+      runtime.runtime.removeContainer(old).catch(() => {})
+      if (slot.previousLog !== undefined) rm(slot.previousLog, { force: true }).catch(() => {})
+    }
     slot.previousLog = slot.currentLog
     slot.currentLog = join(sandboxCfg!.logDirectory, config.logPath)
     slot.messageFile = messageFile
@@ -427,6 +433,8 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       terminating = true
       clearInterval(timer)
       await chain
+      // A pod deleted while the orchlet was down is adopted first, so its containers get their grace period.
+      if (!adopted) { await adopt().catch(err => d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'adopting a pod to stop it failed')); adopted = true }
       await stopAll(grace)
       for (const s of slots.values()) stopProbes(s)
       publish()

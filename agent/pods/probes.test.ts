@@ -79,3 +79,10 @@ t.test('a probe worker flips its verdict only after the failure and success thre
   await new Promise(resolve => setTimeout(resolve, 1000))
   t.same(changes, [true, false], 'the second failure flips it')
 })
+
+t.test('an exec probe that runs past its timeout fails as the kubelet words it', async t => {
+  const { RuntimeError } = await import('../runtime/runtime.js')
+  const slow = async () => { throw new RuntimeError('DeadlineExceeded', 'context deadline exceeded') }
+  const r = await runProbe({ exec: { command: ['sleep', '5'] }, timeoutSeconds: 1 }, { host: '127.0.0.1', container: container(1), exec: slow })
+  t.same(r, { ok: false, message: 'command "sleep 5" timed out' })
+})

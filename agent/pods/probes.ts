@@ -3,6 +3,7 @@
 import { connect } from 'node:net'
 import { Agent, request } from 'undici'
 import type { Container, Probe } from './pod-types.js'
+import { RuntimeError } from '../runtime/runtime.js'
 
 export type ProbeKind = 'liveness' | 'readiness' | 'startup'
 
@@ -79,8 +80,15 @@ export async function runProbe (p: Probe, t: ProbeTarget): Promise<ProbeOutcome>
     }
     if (p.exec !== undefined) {
       // The kubelet's exec prober reports the command's combined output as the failure message.
-      const r = await t.exec(p.exec.command ?? [], p.timeoutSeconds ?? 1)
-      return { ok: r.exitCode === 0, message: r.exitCode === 0 ? '' : r.output }
+      const command = p.exec.command ?? []
+      try {
+        const r = await t.exec(command, p.timeoutSeconds ?? 1)
+        return { ok: r.exitCode === 0, message: r.exitCode === 0 ? '' : r.output }
+      } catch (err) {
+        // The kubelet turns a deadline hit by ExecSync into its own timeout error.
+        if (err instanceof RuntimeError && err.code === 'DeadlineExceeded') return { ok: false, message: `command "${command.join(' ')}" timed out` }
+        throw err
+      }
     }
     return { ok: false, message: 'probe has no handler (httpGet, tcpSocket or exec)' }
   } catch (err) {

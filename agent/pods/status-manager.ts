@@ -8,6 +8,8 @@ export interface StatusManager {
   set(pod: Pod, status: PodStatus): void
   /** After a pod was stopped: for API pods, the final delete (grace 0, uid precondition); for static pods, removes the mirror. */
   podRemoved(pod: Pod): Promise<void>
+  /** Deletes a mirror pod that no static pod stands behind any more (uid precondition). */
+  deleteOrphanedMirror(mirror: Pod): Promise<void>
   /** Resolves when every queued write finished (used at shutdown and by tests). */
   flush(): Promise<void>
 }
@@ -135,9 +137,24 @@ export function createStatusManager (d: StatusManagerDeps): StatusManager {
       await running.get(pod.metadata.uid)
       latest.delete(pod.metadata.uid)
       try {
-        await d.client.delete(podPath(pod), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: isStaticPod(pod) ? undefined : { uid: pod.metadata.uid } } })
+        let uid = pod.metadata.uid
+        if (isStaticPod(pod)) {
+          // Only this static pod's own mirror goes: a newer version of the manifest may own the name already.
+          const mirror = await d.client.get(podPath(pod))
+          const meta = mirror.metadata as { uid?: string; annotations?: Record<string, string> }
+          if (meta.annotations?.[ANNOTATION_CONFIG_MIRROR] !== (pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid)) return
+          uid = String(meta.uid)
+        }
+        await d.client.delete(podPath(pod), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } } })
       } catch (err) {
         if (!isNotFound(err) && !isConflict(err)) d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'final pod delete failed')
+      }
+    },
+    async deleteOrphanedMirror (mirror) {
+      try {
+        await d.client.delete(podPath(mirror), { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: mirror.metadata.uid } } })
+      } catch (err) {
+        if (!isNotFound(err) && !isConflict(err)) d.logger.warn({ pod: mirror.metadata.name, err: (err as Error).message }, 'deleting an orphaned mirror pod failed')
       }
     },
     async flush () {

@@ -130,11 +130,12 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
 
   async function secured (req: IncomingMessage, res: ServerResponse): Promise<void> {
     const user = await o.authenticate(req)
-    if (user === null) { status(res, 401, 'Unauthorized', 'Unauthorized'); return }
+    // The kubelet answers these two in plain text, as net/http's http.Error does.
+    if (user === null) { send(res, 401, 'Unauthorized\n', 'text/plain; charset=utf-8'); return }
     const attrs = attributesFor(req.method ?? 'GET', new URL(req.url ?? '/', 'http://orchlet').pathname, o.nodeName)
     const decision = await o.authorize(user, attrs)
     if (!decision.allowed) {
-      status(res, 403, 'Forbidden', `user=${user.name} verb=${attrs.verb} resource=${attrs.resource} subresource=${attrs.subresource} is forbidden${decision.reason ? `: ${decision.reason}` : ''}`)
+      send(res, 403, `Forbidden (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})${decision.reason ? `: ${decision.reason}` : ''}\n`, 'text/plain; charset=utf-8')
       return
     }
     await route(req, res, false)

@@ -2,7 +2,7 @@
 
 import { Duration, UnsignedInt } from 'cel-lib/functions.js'
 import { Optional } from 'cel-lib/optional.js'
-import { toJsRegExp } from './regex.js'
+import { regexFind, regexFindAll, regexMatches } from './regex.js'
 import { parseRequestURI } from './url.js'
 import { format } from './format.js'
 import { registerExtensions, registerOptionalMacros } from './k8s-ext.js'
@@ -89,23 +89,10 @@ function registerLists(env) {
 }
 
 function registerRegex(env) {
-  const find = (s, re, n) => {
-    const rx = toJsRegExp(re, 'g')
-    const out = []
-    if (n === 0n) return out
-    for (const m of s.matchAll(rx)) {
-      out.push(m[0])
-      if (n > 0n && BigInt(out.length) >= n) break
-    }
-    return out
-  }
-  env.registerFunction('string.find(string): string', (s, re) => {
-    const m = toJsRegExp(re, '').exec(s)
-    return m ? m[0] : ''
-  })
-  env.registerFunction('matches(string, string): bool', (s, re) => toJsRegExp(re, '').test(s))
-  env.registerFunction('string.findAll(string): list<string>', (s, re) => find(s, re, -1n))
-  env.registerFunction('string.findAll(string, int): list<string>', (s, re, n) => find(s, re, n))
+  env.registerFunction('string.find(string): string', (s, re) => regexFind(s, re))
+  env.registerFunction('matches(string, string): bool', (s, re) => regexMatches(s, re))
+  env.registerFunction('string.findAll(string): list<string>', (s, re) => regexFindAll(s, re, -1n))
+  env.registerFunction('string.findAll(string, int): list<string>', (s, re, n) => regexFindAll(s, re, n))
 }
 
 function registerUrls(env) {

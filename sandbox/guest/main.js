@@ -13,7 +13,7 @@ import { registerKubernetesLibraries, deepEqual } from './k8s-lib.js'
 import { createSchemaTypes } from './schema.js'
 import { encode, fromJson } from './values.js'
 import { estimateCost } from './estimate.js'
-import { toJsRegExp } from './regex.js'
+import { compileRegex } from './regex.js'
 import { wrapListOperators } from './listtypes.js'
 import { createValidator } from './validate.js'
 import { compileToJs } from './jit.js'
@@ -154,7 +154,7 @@ function checkConstantRegexes(node) {
     const pattern = args[0]
     if (pattern?.op === 'value' && typeof pattern.args === 'string') {
       try {
-        toJsRegExp(pattern.args, '')
+        compileRegex(pattern.args)
       } catch (err) {
         return Object.assign(err, { summary: err.message, range: { start: pattern.start ?? pattern.pos } })
       }

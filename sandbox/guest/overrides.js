@@ -4,7 +4,7 @@
 // these functions gets a handler that applies cel-go's semantics to string arguments (and falls back to
 // the resolved one otherwise). The interpreter and the compiled code both call node.handle.
 
-import { toJsRegExp } from './regex.js'
+import { regexMatches } from './regex.js'
 import { UnsignedInt } from 'cel-lib/functions.js'
 
 /** Go's unicode.IsSpace set: JavaScript's \s without U+FEFF, plus U+0085 (NEL). */
@@ -46,8 +46,8 @@ const TIME_GETTERS = {
 }
 
 const OVERRIDES = {
-  // RE2 syntax (the library hands the pattern to RegExp as is)
-  matches: [1, (s, re) => toJsRegExp(re, '').test(s), strings],
+  // RE2 (the library hands the pattern to a backtracking RegExp as is)
+  matches: [1, regexMatches, strings],
   // only ASCII letters change case
   lowerAscii: [0, (s) => s.replace(/[A-Z]+/g, (c) => c.toLowerCase()), strings],
   upperAscii: [0, (s) => s.replace(/[a-z]+/g, (c) => c.toUpperCase()), strings],

@@ -1,69 +1,72 @@
-// Guest side: RE2 pattern syntax translated to JavaScript RegExp, rejecting what RE2 does not accept.
+// Guest side: CEL's regex functions on re2js (RE2 in JavaScript): RE2 syntax, Go's error wording, linear time.
 //
-// RE2 has no backreferences or lookaround; `(?i)`-style leading flags, `\A`, `\z`, `(?P<name>` and POSIX
-// classes are RE2 syntax that JavaScript spells differently. Errors read like Go's regexp package
-// ("error parsing regexp: ...") because Kubernetes users see those messages. Compiled patterns are cached.
+// Kubernetes evaluates `matches`/`find`/`findAll` with Go's regexp (RE2), whose matching time is linear in the
+// input; QuickJS's backtracking RegExp is exponential on patterns like `^(a+)+$`, which held the API server's
+// thread until the deadline. re2js parses with RE2's own parser and Go's flags (Perl syntax, no lookaround or
+// backreferences), and words its syntax errors as Go does ("error parsing regexp: missing closing ): `(`").
+// Compiled patterns are cached with their lazily built DFA, bounded in number and DFA memory (below).
 
-const POSIX = {
-  alnum: '0-9A-Za-z', alpha: 'A-Za-z', ascii: '\\x00-\\x7F', blank: '\\t ', cntrl: '\\x00-\\x1F\\x7F',
-  digit: '0-9', graph: '!-~', lower: 'a-z', print: ' -~', punct: '!-/:-@[-`{-~', space: '\\t\\n\\v\\f\\r ',
-  upper: 'A-Z', word: '0-9A-Za-z_', xdigit: '0-9A-Fa-f',
-}
+import { RE2JS } from 're2js'
 
-function regexError(msg) {
-  const e = new Error(`error parsing regexp: ${msg}`)
+function regexError(err, re) {
+  const msg = String(err?.message ?? err)
+  const e = new Error(/^error parsing regexp: /.test(msg) ? msg : `error parsing regexp: ${msg}: \`${re}\``)
   e.celEval = true
   return e
 }
 
-export function translate(re) {
-  let flags = ''
-  let src = re
-  const m = /^\(\?([imsU]+)\)/.exec(src)
-  if (m) {
-    src = src.slice(m[0].length)
-    if (m[1].includes('i')) flags += 'i'
-    if (m[1].includes('s')) flags += 's'
-    if (m[1].includes('m')) flags += 'm'
-  }
-  if (/\\[1-9]/.test(src)) throw regexError(`invalid escape sequence: \`${/\\[1-9]/.exec(src)[0]}\``)
-  if (/\(\?[=!]|\(\?<[=!]/.test(src)) throw regexError(`invalid or unsupported Perl syntax: \`${/\(\?<?[=!]?/.exec(src)[0]}\``)
-  src = src
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\\A/g, '^')
-    .replace(/\\z/g, '$(?![\\s\\S])')
-    .replace(/\[:(\^?)([a-z]+):\]/g, (all, neg, name) => (POSIX[name] && !neg ? POSIX[name] : all))
-  return { src, flags }
-}
+/**
+ * Bounds on what compiled patterns keep alive between evaluations: re2js grows each pattern's lazy DFA up to
+ * an estimated 8 MiB before resetting it, and a pattern whose DFA explodes (`(a|b)*a(a|b){20}$`) reaches that;
+ * kept for 64 patterns it would fill the guest heap for good. 32 patterns at 256 KiB each (measured: ~12 MiB of guest heap at most) stay well inside
+ * the default 64 MiB cap; a pattern needing more states resets its DFA (slower, still linear).
+ */
+const MAX_PATTERNS = 32
+const DFA_BUDGET_BYTES = 256 * 1024
 
-export function createRegexCache(max = 256) {
+/** A cache of compiled RE2 patterns: `compile` throws a CEL evaluation error for a bad pattern. */
+export function createRegexCache(max = MAX_PATTERNS, dfaBudget = DFA_BUDGET_BYTES) {
   const cache = new Map()
-  return function toJsRegExp(re, extraFlags = '') {
-    const key = extraFlags + '\u0000' + re
-    let rx = cache.get(key)
-    if (rx) {
-      rx.lastIndex = 0
-      return rx
-    }
-    const { src, flags } = translate(re)
+  function compile(re) {
+    let rx = cache.get(re)
+    if (rx) return rx
     try {
-      rx = new RegExp(src, 'u' + flags + extraFlags)
+      rx = RE2JS.compile(re)
     } catch (err) {
-      throw regexError(describe(err, re))
+      throw regexError(err, re)
     }
+    // re2js 2.10 takes the DFA budget only in its constructor; the lazily made DFA is created here to set it.
+    const dfa = rx.re2().dfa
+    dfa.stateBudget = dfa.memBudget = dfaBudget
     if (cache.size >= max) cache.delete(cache.keys().next().value)
-    cache.set(key, rx)
+    cache.set(re, rx)
     return rx
   }
+  /** Runs `fn` on the compiled pattern; a pattern interrupted mid-match (deadline, memory) is dropped, not reused. */
+  function use(re, fn) {
+    const rx = compile(re)
+    try {
+      return fn(rx)
+    } catch (err) {
+      cache.delete(re)
+      throw err
+    }
+  }
+  return { compile, use }
 }
 
-function describe(err, re) {
-  const msg = String(err.message || err)
-  if (/unmatched|parenthes|extraneous/i.test(msg) && re.includes(')')) return `unexpected ): \`${re}\``
-  if (/missing|expecting.*\)/i.test(msg)) return `missing closing ): \`${re}\``
-  if (/nothing to repeat/i.test(msg)) return `missing argument to repetition operator: \`${re}\``
-  return `${msg}: \`${re}\``
-}
+const regexes = createRegexCache()
+export const compileRegex = regexes.compile
 
-const defaultCache = createRegexCache()
-export const toJsRegExp = defaultCache
+/** Go's `regexp.MatchString`: does the pattern match anywhere in `s`. */
+export const regexMatches = (s, re) => regexes.use(re, (rx) => rx.test(s))
+
+/** Go's `FindString`: the leftmost match, or '' when there is none. */
+export const regexFind = (s, re) => regexes.use(re, (rx) => rx.re2().find(s) ?? '')
+
+/** Go's `FindAllString(s, n)`: successive non-overlapping matches, empty ones abutting a match skipped; n < 0 all. */
+export function regexFindAll(s, re, n) {
+  if (n === 0n) return []
+  const limit = n < 0n || n > BigInt(s.length + 1) ? s.length + 1 : Number(n)
+  return regexes.use(re, (rx) => rx.re2().findAll(s, limit) ?? [])
+}

@@ -197,10 +197,19 @@ export function createValidator({ compile, programs, runProgram, encode }) {
       return
     }
     if (!res.ok) {
-      errors.push({ type: 'FieldValueInvalid', field: f, message: `Invalid value: "${typeName(s)}": ${r.rule.rule}: ${res.message}` })
+      // as Kubernetes' validation.go: on the rule's node (not its fieldPath), named by message or rule
+      errors.push({ type: 'FieldValueInvalid', field: path.replace(/^\./, ''), message: `Invalid value: "${typeName(s)}": ${evalErrorDetail(res.message, r.rule)}` })
       return
     }
     errors.push({ type: r.rule.reason ?? 'FieldValueInvalid', field: f, message: failureMessage(r, s, ctx, budget) })
+  }
+
+  /** cel-go's runtime error text followed by the rule, worded as Kubernetes' CRD validation words it. */
+  function evalErrorDetail(message, rule) {
+    const named = rule.message?.length ? rule.message.trim() : rule.rule.trim()
+    message = message.replace(/^No such key: index out of bounds, index (-?\d+).*$/, 'index out of bounds: $1').replace(/^No such key: /, 'no such key: ')
+    if (/^no such overload/.test(message)) return `'${message}': call arguments did not match a supported operator, function or macro signature for rule: ${named}`
+    return `${message} evaluating rule: ${named}`
   }
 
   function failureMessage(r, s, msgVars, budget) {
