@@ -2,25 +2,18 @@
 // --cascade=orphan keeps them without the ownerReference, and the default (background) collects them.
 
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startOrch, type OrchProcess } from './orch-process.js'
+import { runKubectl, startOrch, type OrchProcess } from './orch-process.js'
 
-const KUBECTL = '/usr/bin/kubectl'
 const dir = mkdtempSync(join(tmpdir(), 'orch-gc-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
 interface Run { code: number, stdout: string, stderr: string }
 
 function kubectl (orch: OrchProcess, ...args: string[]): Promise<Run> {
-  const all = ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', ...args]
-  return new Promise(resolve => {
-    execFile(KUBECTL, all, { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1, stdout, stderr })
-    })
-  })
+  return runKubectl(orch.kubeconfig, join(dir, 'cache'), args)
 }
 
 async function apply (orch: OrchProcess, name: string, yaml: string): Promise<void> {

@@ -1,25 +1,18 @@
 // The real kubectl's patching verbs (label, annotate, patch --type=merge|json, scale) and delete against `orch up`.
 
 import t from 'tap'
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startOrch, type OrchProcess } from './orch-process.js'
+import { runKubectl, startOrch, type OrchProcess } from './orch-process.js'
 
-const KUBECTL = '/usr/bin/kubectl'
 const dir = mkdtempSync(join(tmpdir(), 'orch-kubectl-patch-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
 interface Run { code: number; stdout: string; stderr: string }
 
 function kubectl (orch: OrchProcess, ...args: string[]): Promise<Run> {
-  const all = ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', ...args]
-  return new Promise(resolve => {
-    execFile(KUBECTL, all, { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof (err as any).code === 'number' ? (err as any).code : 1, stdout, stderr })
-    })
-  })
+  return runKubectl(orch.kubeconfig, join(dir, 'cache'), args)
 }
 
 function file (name: string, text: string): string {

@@ -1,11 +1,11 @@
 // Drives the real kubectl against `orch up` (started from source), then restarts on the same data dir.
 
 import t from 'tap'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startOrch, type OrchProcess } from './orch-process.js'
+import { runKubectl, startOrch, type OrchProcess } from './orch-process.js'
 
 const KUBECTL = '/usr/bin/kubectl'
 const dir = mkdtempSync(join(tmpdir(), 'orch-kubectl-'))
@@ -14,16 +14,10 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
 interface Run { code: number; stdout: string; stderr: string }
 
-function kubectlArgs (orch: OrchProcess, args: string[]): string[] {
-  return ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, `cache-${orch.child.pid ?? 0}`), '--request-timeout=20s', ...args]
-}
+const cacheOf = (orch: OrchProcess): string => join(dir, `cache-${orch.child.pid ?? 0}`)
 
 function kubectl (orch: OrchProcess, ...args: string[]): Promise<Run> {
-  return new Promise(resolve => {
-    execFile(KUBECTL, kubectlArgs(orch, args), { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof (err as any).code === 'number' ? (err as any).code : 1, stdout, stderr })
-    })
-  })
+  return runKubectl(orch.kubeconfig, cacheOf(orch), args)
 }
 
 function file (name: string, text: string): string {
@@ -145,7 +139,7 @@ t.test('kubectl works against orch up, and data survives a restart', async t => 
   })
 
   await t.test('get -w prints objects created while watching', async t => {
-    const watcher = spawn(KUBECTL, kubectlArgs(orch, ['get', 'configmaps', '-w']))
+    const watcher = spawn(KUBECTL, ['--kubeconfig', orch.kubeconfig, '--cache-dir', cacheOf(orch), 'get', 'configmaps', '-w'])
     let out = ''
     watcher.stdout.on('data', (d: Buffer) => { out += d.toString() })
     watcher.stderr.on('data', (d: Buffer) => { out += d.toString() })

@@ -1,6 +1,6 @@
 // Starts `orch up` from source as a child process for end-to-end tests, and waits for its kubeconfig.
 
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,4 +42,17 @@ export async function startOrch (dataDir: string, timeoutMs = 30_000, extraArgs:
       return await exited
     }
   }
+}
+
+export interface KubectlRun { code: number; stdout: string; stderr: string }
+
+/** Runs the real /usr/bin/kubectl against a kubeconfig with its own discovery cache; never rejects. */
+export function runKubectl (kubeconfig: string, cacheDir: string, args: string[]): Promise<KubectlRun> {
+  const all = ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, '--request-timeout=20s', ...args]
+  return new Promise(resolve => {
+    execFile('/usr/bin/kubectl', all, { timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1
+      resolve({ code, stdout, stderr })
+    })
+  })
 }

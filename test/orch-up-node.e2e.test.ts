@@ -1,13 +1,13 @@
 // `orch up` runs an orchlet for the local node: the node turns Ready and WebAssembly pods bound to it run.
 import t from 'tap'
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Agent, request } from 'undici'
 import { compileFixture } from '../agent/runtime/wasm/fixtures/compile.js'
 import { buildWasmImageLayout, layoutTar } from '../agent/runtime/oci/layout-writer.js'
-import { startOrch } from './orch-process.js'
+import { runKubectl, startOrch } from './orch-process.js'
 
 const NODE = 'e2e-node'
 const dir = mkdtempSync(join(tmpdir(), 'orch-node-e2e-'))
@@ -38,12 +38,8 @@ fileCheckFrequency: 1s
 const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE, '--orchlet-config', orchletConfig])
 t.teardown(async () => { await orch.stop(); rmSync(dir, { recursive: true, force: true }) })
 
-function kubectl (...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise(resolve => {
-    execFile('/usr/bin/kubectl', ['--kubeconfig', orch.kubeconfig, '--cache-dir', join(dir, 'cache'), '--request-timeout=20s', ...args], { timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1, stdout, stderr })
-    })
-  })
+function kubectl (...args: string[]): ReturnType<typeof runKubectl> {
+  return runKubectl(orch.kubeconfig, join(dir, 'cache'), args)
 }
 
 async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
