@@ -181,3 +181,22 @@ t.test('watchers selecting one field value (pods by node) get only their pods, i
   t.same(n1.events().map(e => `${e.type} ${e.object.metadata.name}`), ['ADDED a', 'MODIFIED a', 'DELETED a'])
   t.same(n2.events().map(e => `${e.type} ${e.object.metadata.name}`), ['ADDED b'])
 })
+
+t.test('a watcher whose encoder throws ends alone; the others keep their watch', async t => {
+  const fx2 = await openFixture()
+  t.teardown(() => fx2.close())
+  const cms2 = fx2.registry.handler('', 'v1', 'configmaps')!
+  const good = new RecordingSink()
+  const bad = new RecordingSink()
+  const throwing = { key: 'broken', encode: () => { throw new Error('printer failed') } }
+  const rv = (await cms2.list(ctx(), 'default', {})).resourceVersion
+  await cms2.watch(ctx(), 'default', { resourceVersion: rv }, jsonEncoder, good)
+  await cms2.watch(ctx(), 'default', { resourceVersion: rv }, throwing, bad)
+  await cms2.create(ctx(), 'default', body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one' } }))
+  await cms2.create(ctx(), 'default', body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'two' } }))
+  await good.waitFor(2)
+  t.equal(bad.ended, true, 'the broken watcher ended')
+  t.equal(bad.error?.code, 500)
+  t.same(good.events().map(e => e.object.metadata.name), ['one', 'two'], 'the healthy watcher saw every event')
+  t.equal(good.ended, false)
+})

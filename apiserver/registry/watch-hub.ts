@@ -6,7 +6,7 @@
 // catch-up store watch (gap-free) until it meets an event the ring holds, then joins the shared stream.
 
 import type { Store, StorageError, WatchEvent, WatchHandle } from '../storage/store.js'
-import { gone, type StatusError } from '../errors/status-error.js'
+import { gone, internalError, type StatusError } from '../errors/status-error.js'
 import type { WatchEncoder, WatchSink, WatchSubscription } from './types.js'
 import type { FieldGetter, Selector } from './selectors.js'
 import { bookmarkEvent, errorEvent, fromStoreEvent, type Convert, type HubEvent } from './watch-events.js'
@@ -128,6 +128,8 @@ export class WatchHub {
 
   private onEvents (evs: WatchEvent[]): void {
     for (const ev of evs) {
+      // The last watcher may have gone mid-batch (dropped for an error): nothing more to do then.
+      if (this.storeWatch === undefined) return
       const he = fromStoreEvent(ev, this.o.convert)
       this.ring.push(he)
       this.hubRev = ev.revision
@@ -206,8 +208,21 @@ export class WatchHub {
     for (; i < ring.length; i++) this.offer(w, ring[i])
   }
 
-  /** Filters one event for one watcher (namespace, name, selector transitions) and queues its bytes. */
+  /**
+   * Offers one event to one watcher. A failure that is this watcher's own (its selector or encoder
+   * throwing on this object) ends only this watcher, never the shared watch of every other one.
+   */
   private offer (w: Watcher, he: HubEvent): void {
+    try {
+      this.offerTo(w, he)
+    } catch (err) {
+      this.o.logger.warn({ err }, 'watch event could not be delivered to one watcher; ending that watch')
+      this.drop(w, internalError(err))
+    }
+  }
+
+  /** Filters one event for one watcher (namespace, name, selector transitions) and queues its bytes. */
+  private offerTo (w: Watcher, he: HubEvent): void {
     if (w.done || he.revision <= w.lastRev) return
     w.lastRev = he.revision
     const s = w.spec
@@ -262,6 +277,7 @@ export class WatchHub {
       this.o.logger.debug({ err }, 'watch sink write failed; dropping watcher')
       this.detach(w)
       w.spec.sink.end()
+      this.shutdownIfIdle()
     }
   }
 
@@ -277,14 +293,22 @@ export class WatchHub {
   /** Ends one watcher with an ERROR event (written after what is pending) and the error. */
   private drop (w: Watcher, err: StatusError): void {
     if (w.done) return
-    w.pending.push(errorEvent(err).encode(w.spec.encoder))
+    // The ERROR event is best effort: the watcher's own encoder may be what failed.
+    try { w.pending.push(errorEvent(err).encode(w.spec.encoder)) } catch { /* end without it */ }
     this.flushOne(w)
     this.detach(w)
     w.spec.sink.end(err)
+    this.shutdownIfIdle()
+  }
+
+  /** The shared store watch, bookmarks and ring live only while someone watches. */
+  private shutdownIfIdle (): void {
+    if (this.size === 0 && (this.storeWatch !== undefined || this.bookmarkTimer !== undefined)) this.shutdown()
   }
 
   private fail (err: StorageError): void {
     const status = this.o.translate(err, this.ringStart)
+    this.storeWatch?.stop()
     this.storeWatch = undefined
     for (const w of [...this.live, ...this.catchups]) this.drop(w, status)
     this.shutdown()
