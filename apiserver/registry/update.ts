@@ -30,18 +30,21 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
   const strict = fieldValidation(core, ctx, body)
   const key = objectKey(core.def, namespace, name)
   const wantRv = meta.resourceVersion !== undefined && meta.resourceVersion !== '' ? meta.resourceVersion : undefined
+  // An unconditional update may be retried on conflicts: each attempt starts from the object as sent.
+  const pristine = wantRv === undefined ? structuredClone(obj) : undefined
   for (let attempt = 1; ; attempt++) {
+    const sent = attempt === 1 || pristine === undefined ? obj : structuredClone(pristine)
     const cur = await core.store.get(key)
     if (cur === undefined) {
       if (core.def.allowCreateOnUpdate && subresource === undefined && wantRv === undefined) {
-        const created = await createObject(core, ctx, namespace, { object: obj, duplicateFields: [] }, { name, internal })
+        const created = await createObject(core, ctx, namespace, { object: sent, duplicateFields: [] }, { name, internal })
         return { ...created, created: true }
       }
       throw notFound(core.qr, name)
     }
     if (wantRv !== undefined && wantRv !== String(cur.modRevision)) throw conflict(core.qr, name, CONFLICT_MESSAGE)
     const old = parseJson(cur.value)
-    const next = subresource === 'status' ? withStatusOf(old, obj) : withStoredStatus(core, obj, old)
+    const next = subresource === 'status' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
     await prepareUpdate(core, ctx, next, old, strict, internal)
     try {
       return { ...await writeUpdate(core, ctx, key, next, cur), created: false }
@@ -107,7 +110,12 @@ async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string
   const stored = canonical(next, core.storedApiVersion, core.def.kind)
   metaOf(stored).resourceVersion = String(cur.modRevision)
   const same = Buffer.from(JSON.stringify(stored))
-  if (same.equals(cur.value)) return finish(core, stored, cur.value)
+  if (same.equals(cur.value)) {
+    // Nothing to write, but a finalized object left behind (a crash between its last finalizer's removal
+    // and its delete) is removed now, so it cannot stay Terminating.
+    if (!ctx.dryRun) await completeIfFinalized(core, key, stored, cur.modRevision)
+    return finish(core, stored, cur.value)
+  }
   if (ctx.dryRun) return finish(core, stored, same)
   // Serialized once: the commit revision is spliced into the bytes already made for the comparison.
   let bytes: Buffer | undefined
@@ -136,7 +144,11 @@ export async function updateInternal (core: ResourceCore, ctx: RequestContext, n
     try {
       return await updateObject(core, ctx, namespace, name, { object: obj, duplicateFields: [] }, subresource, true)
     } catch (err) {
-      if (err instanceof Error && 'code' in err && err.code === 409 && attempt < UNCONDITIONAL_RETRIES) continue
+      if (err instanceof Error && 'code' in err && err.code === 409 && attempt < UNCONDITIONAL_RETRIES) {
+        // Busy objects (a pod whose status changes often): a short, growing pause before re-reading.
+        await new Promise(resolve => setTimeout(resolve, attempt * 3))
+        continue
+      }
       if (err instanceof Error && 'code' in err && err.code === 404) return undefined
       throw err
     }
