@@ -30,6 +30,11 @@ export interface CommitQueueDeps {
   logger: StoreLogger
   /** Called once per durable batch with changes, in revision order, before its writers' promises settle. */
   publish: (events: WatchEvent[], revision: Revision) => void
+  /**
+   * Called once if a flush fails: the batch is committed (visible) but not known durable and was never
+   * published, so watchers would miss it. The store ends every watch; the queue refuses all later writes.
+   */
+  onFatal?: (err: StorageError) => void
 }
 
 /** Most writes per transaction. */
@@ -44,6 +49,7 @@ export class CommitQueue {
   private acks: Promise<void> = Promise.resolve()
   private lastRev: Revision
   private closed = false
+  private broken: string | undefined
 
   constructor (private readonly deps: CommitQueueDeps, committedRevision: Revision) {
     this.lastRev = committedRevision
@@ -55,6 +61,10 @@ export class CommitQueue {
   }
 
   submit (op: WriteOp): void {
+    if (this.broken !== undefined) {
+      op.reject(new StorageError('Internal', `the store failed to flush and refuses writes until it is reopened: ${this.broken}`, op.key))
+      return
+    }
     if (this.closed) {
       op.reject(new StorageError('StoreClosed', 'store is closed', op.key))
       return
@@ -171,6 +181,10 @@ export class CommitQueue {
   private failFlush (batch: Batch, err: unknown): void {
     this.deps.logger.error({ err, writes: batch.ops.length }, 'storage flush failed')
     for (const op of batch.ops) op.reject(new StorageError('Internal', `flush failed: ${String(err)}`, op.key))
+    if (this.broken === undefined) {
+      this.broken = String(err)
+      this.deps.onFatal?.(new StorageError('Internal', `storage flush failed: ${String(err)}`))
+    }
   }
 }
 

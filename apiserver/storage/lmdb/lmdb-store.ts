@@ -49,7 +49,8 @@ export class LmdbStore implements Store {
       layout,
       now: opts.now,
       logger: opts.logger,
-      publish: (events, revision) => this.hub.publish(events, revision)
+      publish: (events, revision) => this.hub.publish(events, revision),
+      onFatal: (err) => this.hub.closeAll(err)
     }, rev)
   }
 
