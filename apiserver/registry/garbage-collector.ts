@@ -65,6 +65,7 @@ export class GarbageCollector {
       enqueueDependent: key => this.queue.add(`d${key}`),
       enqueueOwner: key => this.queue.add(`o${key}`),
       indexReached: async rev => await this.indexReached(rev),
+      graphReady: () => this.synced,
       markUnresolved: (key, yes) => { if (yes) this.unresolved.add(key); else this.unresolved.delete(key) }
     }
   }

@@ -21,6 +21,8 @@ export interface GcContext {
   enqueueOwner(key: string): void
   /** True once the index has applied every write up to `revision` (false after a time-out). */
   indexReached(revision: number): Promise<boolean>
+  /** False while the index is being rebuilt (after a failed watch): decisions must not read it then. */
+  graphReady(): boolean
   /** Remembers dependents with references to kinds not served now, to look at them again when that changes. */
   markUnresolved(key: string, unresolved: boolean): void
 }
@@ -95,6 +97,7 @@ export async function attemptToDelete (c: GcContext, key: string): Promise<WorkO
   let rv = String(kv.modRevision)
   let policy: 'Orphan' | 'Foreground' | 'Background'
   if (byClass.waiting.length > 0 && !await c.indexReached(revision)) return 'requeue'
+  if (!c.graphReady()) return 'requeue'
   const dependents = c.graph.dependentsOf(self)
   if (byClass.waiting.length > 0 && dependents.length > 0) {
     // An owner waits on it and it has dependents of its own: delete it in the foreground too. When one of
@@ -159,11 +162,13 @@ export async function processOwner (c: GcContext, key: string): Promise<WorkOutc
 }
 
 async function orphanDependents (c: GcContext, h: GenericStore, owner: OwnerIdentity): Promise<WorkOutcome> {
-  for (const d of c.graph.dependentsOf(owner)) {
+  for (const d of [...c.graph.dependentsOf(owner)]) {
     const dh = c.handlerFor(d.group, d.kind)
     if (dh === undefined) throw new Error(`cannot orphan ${d.kind} ${d.name}: ${d.group === '' ? 'core' : d.group} ${d.kind} is not served`)
     await dh.updateInternal(c.ctx, d.namespace, d.name, o => dropRefs(o, d.uid, r => refMatches(r, d.namespace, owner)))
   }
+  // An index rebuilt meanwhile may hold dependents this pass did not see: look again before letting go.
+  if (!c.graphReady()) return 'requeue'
   await removeFinalizer(c, h, owner, ORPHAN_FINALIZER)
   return 'done'
 }
