@@ -1,29 +1,11 @@
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { pino } from 'pino'
-import { createApiServer } from '../../apiserver/server.js'
-import { createRegistry } from '../../apiserver/registry/registry.js'
-import { openLmdbStore } from '../../apiserver/storage/lmdb/index.js'
 import { createApiClient, type ApiClient, type JsonObject } from '../apiclient/client.js'
 import type { Clock } from '../apiclient/rate-limiter.js'
+import { startTestApiServer } from '../../test/api-server-fixture.js'
 import { createEventRecorder, type ObjectReference } from './recorder.js'
 
 // One real API server (LMDB registry over HTTP) for the file.
-const dir = mkdtempSync(join(tmpdir(), 'orch-events-'))
-const silent = pino({ level: 'silent' })
-const store = await openLmdbStore({ path: dir })
-const registry = createRegistry({ store, logger: silent })
-await registry.start()
-const server = createApiServer({ registry, logger: silent })
-const { port } = await server.listen({ port: 0 })
-t.teardown(async () => {
-  await server.close()
-  await registry.stop()
-  await store.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+const { port } = await startTestApiServer(t)
 
 /** A client whose own qps would stall any non-exempt call after the first for ~1000 s. */
 function client (t: Test): ApiClient {
