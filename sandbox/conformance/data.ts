@@ -1,17 +1,12 @@
-// Locates the shared conformance data (../shared beside the checkout) and adapts Kubernetes schema markers.
+// Reads the public conformance data carried in the repository (test/conformance-data) and adapts Kubernetes schema markers.
 
-import { existsSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The shared conformance folder: ../shared/conformance relative to the repository root. */
+/** The conformance data folder inside the repository. */
 export function conformanceDir(): string {
-  const candidates = [
-    fileURLToPath(new URL('../../../shared/conformance', import.meta.url)),
-    resolve(process.cwd(), '../shared/conformance'),
-  ]
-  for (const c of candidates) if (existsSync(c)) return c
-  throw new Error(`conformance data not found (looked in ${candidates.join(', ')})`)
+  return fileURLToPath(new URL('../../test/conformance-data/', import.meta.url))
 }
 
 export function readConformanceJson<T>(relative: string): T {

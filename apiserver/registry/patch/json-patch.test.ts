@@ -1,10 +1,11 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { conformanceData } from '../../../test/conformance-data/locate.js'
 import { applyJsonPatch, decodeJsonPatch } from './json-patch.js'
 import { isPatchError } from './patch-error.js'
 import type { Json } from './json-pointer.js'
 
-const CONFORMANCE = '/work/shared/conformance/json-patch'
+const CONFORMANCE = conformanceData('json-patch')
 
 interface TestRecord { comment?: string; doc?: Json; patch?: unknown; expected?: Json; error?: string; disabled?: boolean }
 

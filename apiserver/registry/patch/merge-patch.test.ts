@@ -1,9 +1,10 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
+import { conformanceData } from '../../../test/conformance-data/locate.js'
 import { applyMergePatch } from './merge-patch.js'
 import type { Json } from './json-pointer.js'
 
-const CONFORMANCE = '/work/shared/conformance/json-merge-patch'
+const CONFORMANCE = conformanceData('json-merge-patch')
 
 for (const file of ['rfc7386_appendix_a.json', 'rfc7386_body_examples.json']) {
   t.test(`gives every result of ${file}`, async t => {
