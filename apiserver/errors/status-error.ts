@@ -5,6 +5,8 @@ export type StatusReason =
   | 'Gone' | 'Invalid' | 'ServerTimeout' | 'Timeout' | 'TooManyRequests' | 'MethodNotAllowed'
   | 'NotAcceptable' | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'InternalError'
   | 'Expired' | 'ServiceUnavailable'
+  /** StatusReasonUnknown: what kube-apiserver answers for an error it did not classify. */
+  | ''
 
 /** One entry of `details.causes`: `reason` is a CauseType such as FieldValueRequired. */
 export interface StatusCause { reason?: string; message?: string; field?: string }
@@ -148,6 +150,11 @@ export function tooManyRequests (message: string, retryAfterSeconds: number): St
 
 export function serviceUnavailable (message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message)
+}
+
+/** An error kube-apiserver passes through unclassified: 500, empty reason, the error's own text as the message. */
+export function unclassifiedError (message: string): StatusError {
+  return new StatusError(500, '', message)
 }
 
 export function internalError (err: unknown): StatusError {

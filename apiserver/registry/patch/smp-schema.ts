@@ -1,8 +1,8 @@
 // The schema lookup strategic merge patch is driven by: per field, the sub-schema and its patch strategy and merge key.
 // One implementation walks orch's structural schemas (built-in kinds, and any OpenAPI document converted to them).
 
-import type { SchemaResolver } from '../../schema/resolve.js'
-import type { StructuralSchema } from '../../schema/types.js'
+import { createResolver, type SchemaResolver } from '../../schema/resolve.js'
+import type { ResourceDefinition, StructuralSchema } from '../../schema/types.js'
 import { SmpError } from './smp-values.js'
 
 export interface PatchMeta {
@@ -29,6 +29,11 @@ export const OPAQUE_SCHEMA: PatchSchema = {
   lookupStruct: () => [OPAQUE_SCHEMA, NO_META],
   lookupSlice: () => [OPAQUE_SCHEMA, NO_META],
   name: () => 'Object'
+}
+
+/** The patch schema of a served kind (built-in kinds carry the v1.29 markers in their definitions). */
+export function patchSchemaOf (def: ResourceDefinition): PatchSchema {
+  return structuralPatchSchema(def.schema, createResolver(def.definitions), def.kind)
 }
 
 /** A PatchSchema over a structural schema node; `x-orch-patch-strategy` / `x-orch-patch-merge-key` give the metadata. */
