@@ -2,7 +2,7 @@
 // Follows Kubernetes' preserve-order design (normalizeElementOrder and its helpers), ties included.
 
 import {
-  DIRECTIVE, SET_ELEMENT_ORDER, SmpError, errBadArgType, errBadSetElementOrder, errNoMergeKey, goInsertionSort, goString,
+  DIRECTIVE, SET_ELEMENT_ORDER, SmpError, errBadArgType, errBadSetElementOrder, errNoMergeKey, goStableSort, goString,
   hasOwn, isMap, type JsonMap, type JsonValue
 } from './smp-values.js'
 
@@ -16,28 +16,32 @@ export function normalizeElementOrder (patch: JsonValue[], serverOnly: JsonValue
 
 /** Inserts server-only items (`left`) among patch items (`right`), each kept in its own relative order. */
 function mergeSortedSlice (left: JsonValue[], right: JsonValue[], serverOrder: JsonValue[], mergeKey: string, kind: string): JsonValue[] {
+  const position = positions(serverOrder, mergeKey, kind)
   const out: JsonValue[] = []
   let i = 0
   let j = 0
   while (i < left.length || j < right.length) {
     if (i >= left.length) { out.push(right[j++]); continue }
     if (j >= right.length) { out.push(left[i++]); continue }
-    const li = index(serverOrder, left[i], mergeKey, kind)
-    const ri = index(serverOrder, right[j], mergeKey, kind)
+    const li = position(left[i])
+    const ri = position(right[j])
     if (li >= 0 && ri >= 0 && li < ri) out.push(left[i++])
     else out.push(right[j++])
   }
   return out
 }
 
-/** The position of `value` in `list`: by merge-key value for maps, by the value itself otherwise; -1 when absent. */
-export function index (list: JsonValue[], value: JsonValue, mergeKey: string, kind: string): number {
-  const get = kind === 'map'
+/**
+ * Kubernetes' `index(list, value)` as a lookup built once: the first position of the value (by merge-key value
+ * for maps, by the value itself otherwise), -1 when absent.
+ */
+export function positions (list: JsonValue[], mergeKey: string, kind: string): (value: JsonValue) => number {
+  const key = kind === 'map'
     ? (item: JsonValue): JsonValue => isMap(item) && hasOwn(item, mergeKey) ? item[mergeKey] : null
     : (item: JsonValue): JsonValue => item
-  const want = get(value)
-  for (let i = 0; i < list.length; i++) if (get(list[i]) === want) return i
-  return -1
+  const first = new Map<JsonValue, number>()
+  list.forEach((item, i) => { const k = key(item); if (!first.has(k)) first.set(k, i) })
+  return value => first.get(key(value)) ?? -1
 }
 
 /** Sorts `toSort` (in place) by the positions in `order`; `$patch: delete` items of a map list go last. */
@@ -48,11 +52,12 @@ export function normalizeSliceOrder (toSort: JsonValue[], order: JsonValue[], me
     validateMergeKeyInLists(mergeKey, toSort, order)
     ;[items, toDelete] = extractToDeleteItems(toSort)
   }
+  const position = positions(order, mergeKey, kind)
   // Kubernetes' less answers true whenever either item is missing from `order`; kept for identical results.
-  goInsertionSort(items, (a, b) => {
-    const ia = index(order, a, mergeKey, kind)
+  goStableSort(items, (a, b) => {
+    const ia = position(a)
     if (ia >= 0) {
-      const ib = index(order, b, mergeKey, kind)
+      const ib = position(b)
       if (ib >= 0) return ia < ib
     }
     return true
@@ -89,12 +94,15 @@ export function partitionPrimitives (list: JsonValue[], by: JsonValue[]): [JsonV
 
 /** Items of `list` whose merge-key value appears in `by`, and the rest. */
 export function partitionMaps (list: JsonValue[], by: JsonValue[], mergeKey: string): [JsonValue[], JsonValue[]] {
+  // A set of `by`'s merge-key values when every item is a map; otherwise the scan, which fails on the first non-map.
+  const keys = by.every(isMap) ? new Set(by.filter(v => hasOwn(v as JsonMap, mergeKey)).map(v => (v as JsonMap)[mergeKey])) : undefined
   const patch: JsonValue[] = []
   const serverOnly: JsonValue[] = []
   for (const v of list) {
     if (!isMap(v)) throw errBadArgType('map', v)
     if (!hasOwn(v, mergeKey)) throw errNoMergeKey(v, mergeKey)
-    if (findMapByKeyValue(by, mergeKey, v[mergeKey]) !== undefined) patch.push(v)
+    const found = keys !== undefined ? keys.has(v[mergeKey]) : findMapByKeyValue(by, mergeKey, v[mergeKey]) !== undefined
+    if (found) patch.push(v)
     else serverOnly.push(v)
   }
   return [patch, serverOnly]

@@ -107,18 +107,113 @@ function byteOrder (a: string, b: string): number {
 }
 
 /**
- * Go's insertion sort (what sort.Sort uses below 13 elements and sort.SliceStable below 21), with Go's
- * `less`: kept exactly because Kubernetes' comparators are not strict orders and ties land where Go puts them.
+ * Go's insertion sort over [a, b) (what sort.Sort uses below 13 elements), with Go's `less`: kept exactly because
+ * Kubernetes' comparators are not strict orders and ties land where Go puts them.
  */
-export function goInsertionSort<T> (s: T[], less: (a: T, b: T) => boolean): T[] {
-  for (let i = 1; i < s.length; i++) {
-    for (let j = i; j > 0 && less(s[j], s[j - 1]); j--) {
-      const tmp = s[j]
-      s[j] = s[j - 1]
-      s[j - 1] = tmp
-    }
+export function goInsertionSort<T> (s: T[], less: (a: T, b: T) => boolean, a = 0, b = s.length): T[] {
+  for (let i = a + 1; i < b; i++) {
+    for (let j = i; j > a && less(s[j], s[j - 1]); j--) swap(s, j, j - 1)
   }
   return s
+}
+
+/** Go's sort.SliceStable (insertion-sorted blocks of 20, then in-place symmetric merges), in place. */
+export function goStableSort<T> (s: T[], less: (a: T, b: T) => boolean): T[] {
+  const n = s.length
+  let blockSize = 20
+  let a = 0
+  let b = blockSize
+  while (b <= n) {
+    goInsertionSort(s, less, a, b)
+    a = b
+    b += blockSize
+  }
+  goInsertionSort(s, less, a, n)
+  const lessAt = (i: number, j: number): boolean => less(s[i], s[j])
+  while (blockSize < n) {
+    a = 0
+    b = 2 * blockSize
+    while (b <= n) {
+      symMerge(s, lessAt, a, a + blockSize, b)
+      a = b
+      b += 2 * blockSize
+    }
+    const m = a + blockSize
+    if (m < n) symMerge(s, lessAt, a, m, n)
+    blockSize *= 2
+  }
+  return s
+}
+
+function symMerge<T> (s: T[], less: (i: number, j: number) => boolean, a: number, m: number, b: number): void {
+  if (m - a === 1) {
+    let i = m
+    let j = b
+    while (i < j) {
+      const h = (i + j) >>> 1
+      if (less(h, a)) i = h + 1
+      else j = h
+    }
+    for (let k = a; k < i - 1; k++) swap(s, k, k + 1)
+    return
+  }
+  if (b - m === 1) {
+    let i = a
+    let j = m
+    while (i < j) {
+      const h = (i + j) >>> 1
+      if (!less(m, h)) i = h + 1
+      else j = h
+    }
+    for (let k = m; k > i; k--) swap(s, k, k - 1)
+    return
+  }
+  const mid = (a + b) >>> 1
+  const n = mid + m
+  let start: number
+  let r: number
+  if (m > mid) {
+    start = n - b
+    r = mid
+  } else {
+    start = a
+    r = m
+  }
+  const p = n - 1
+  while (start < r) {
+    const c = (start + r) >>> 1
+    if (!less(p - c, c)) start = c + 1
+    else r = c
+  }
+  const end = n - start
+  if (start < m && m < end) rotate(s, start, m, end)
+  if (a < start && start < mid) symMerge(s, less, a, start, mid)
+  if (mid < end && end < b) symMerge(s, less, mid, end, b)
+}
+
+function rotate<T> (s: T[], a: number, m: number, b: number): void {
+  let i = m - a
+  let j = b - m
+  while (i !== j) {
+    if (i > j) {
+      swapRange(s, m - i, m, j)
+      i -= j
+    } else {
+      swapRange(s, m - i, m + j - i, i)
+      j -= i
+    }
+  }
+  swapRange(s, m - i, m, i)
+}
+
+function swapRange<T> (s: T[], a: number, b: number, n: number): void {
+  for (let i = 0; i < n; i++) swap(s, a + i, b + i)
+}
+
+function swap<T> (s: T[], i: number, j: number): void {
+  const tmp = s[i]
+  s[i] = s[j]
+  s[j] = tmp
 }
 
 /** Sorts in place by `%v` text, as Kubernetes' sortScalars does (its less is `a <= b`). */
@@ -133,8 +228,19 @@ export function sortScalars (s: JsonValue[]): JsonValue[] {
   return s.sort((a, b) => byteOrder(str(a), str(b)))
 }
 
-/** Kubernetes' in-place de-duplication: a duplicate is overwritten by the last element (order changes). */
+/**
+ * Kubernetes' in-place de-duplication: a duplicate is overwritten by the last element (order changes). Above
+ * DEDUPE_EXACT_MAX items the first occurrences are kept instead, in linear time: merged lists are re-ordered
+ * afterwards, and a quadratic pass over a large patch would block the server.
+ */
 export function deduplicateScalars (s: JsonValue[]): JsonValue[] {
+  if (s.length > DEDUPE_EXACT_MAX) {
+    const seen = new Set<JsonValue>()
+    let w = 0
+    for (const v of s) if (!seen.has(v)) { seen.add(v); s[w++] = v }
+    s.length = w
+    return s
+  }
   let length = s.length - 1
   for (let i = 0; i < length; i++) {
     for (let j = i + 1; j <= length; j++) {
@@ -148,6 +254,8 @@ export function deduplicateScalars (s: JsonValue[]): JsonValue[] {
   }
   return s
 }
+
+const DEDUPE_EXACT_MAX = 256
 
 /** The element kind shared by all items of the slices (`map`, `slice` or a scalar type); errors as Go's sliceElementType. */
 export function sliceElementType (...slices: Array<JsonValue[] | undefined>): string {

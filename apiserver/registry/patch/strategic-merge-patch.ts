@@ -235,15 +235,25 @@ function applySpecialElements (original: JsonValue[], patch: JsonValue[], mergeK
   return replace ? [plain, []] : [base, plain]
 }
 
-/** Patch items merge into the original item with the same merge-key value, or are appended. */
+/** Patch items merge into the original item with the same merge-key value (the first one), or are appended. */
 function mergeByKey (original: JsonValue[], patch: JsonValue[], mergeKey: string, schema: PatchSchema, opts: MergeOptions): JsonValue[] {
   const out = original.slice()
+  const first = new Map<JsonValue, number>()
+  const remember = (item: JsonValue, i: number): void => {
+    const m = item as JsonMap
+    if (hasOwn(m, mergeKey) && !first.has(m[mergeKey])) first.set(m[mergeKey], i)
+  }
+  out.forEach(remember)
   for (const v of patch) {
     const item = v as JsonMap
     if (!hasOwn(item, mergeKey)) throw errNoMergeKey(item, mergeKey)
-    const hit = findMapByKeyValue(out, mergeKey, item[mergeKey])
-    if (hit !== undefined) out[hit[1]] = mergeMap(hit[0], item, schema, opts)
-    else out.push(v)
+    const at = first.get(item[mergeKey])
+    if (at !== undefined) {
+      out[at] = mergeMap(out[at] as JsonMap, item, schema, opts)
+    } else {
+      out.push(v)
+      remember(v, out.length - 1)
+    }
   }
   return out
 }
