@@ -135,3 +135,15 @@ t.test('a strategic merge patch on /scale sets the replicas', async t => {
   t.equal(r.json.kind, 'Scale')
   t.equal((await call('GET', `${DEPLOYS}/d`)).json.spec.replicas, 4)
 })
+
+t.test('a strategic merge patch on /status merges conditions by type and leaves the spec alone', async t => {
+  const call = await start(t)
+  await call('POST', DEPLOYS, deployment('d'))
+  const cond = (type: string, status: string): unknown => ({ type, status, reason: 'R', message: 'm', lastUpdateTime: '2024-01-01T00:00:00Z', lastTransitionTime: '2024-01-01T00:00:00Z' })
+  let r = await call('PATCH', `${DEPLOYS}/d/status`, { status: { conditions: [cond('Available', 'True'), cond('Progressing', 'True')] } }, SMP)
+  t.equal(r.status, 200, JSON.stringify(r.json))
+  r = await call('PATCH', `${DEPLOYS}/d/status`, { status: { conditions: [{ type: 'Available', status: 'False' }] }, spec: { replicas: 9 } }, SMP)
+  t.equal(r.status, 200)
+  t.same(r.json.status.conditions.map((c: any) => `${c.type}=${c.status}`), ['Available=False', 'Progressing=True'])
+  t.equal(r.json.spec.replicas, 1)
+})
