@@ -10,7 +10,7 @@ import { mergeMap } from './strategic-merge-patch.js'
 import {
   DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS, SET_ELEMENT_ORDER, SmpConflictError, SmpError, deduplicateScalars,
   deepEqual, errBadArgType, errNoListOfLists, errNoMergeKey, extractRetainKeys, goString, goType, hasOwn, isMap,
-  sliceElementType, sortScalars, type JsonMap, type JsonValue
+  setKey, sliceElementType, sortScalars, type JsonMap, type JsonValue
 } from './smp-values.js'
 import { stringify } from 'yaml'
 
@@ -55,17 +55,17 @@ export function diffMaps (original: JsonMap, modified: JsonMap, schema: PatchSch
     const mv = modified[key]
     if (opts.buildRetainKeysDirective === true && mv !== null) retainKeys.push(key)
     if (!hasOwn(original, key)) {
-      if (opts.ignoreChangesAndAdditions !== true) patch[key] = mv
+      if (opts.ignoreChangesAndAdditions !== true) setKey(patch, key, mv)
       continue
     }
     const ov = original[key]
     if (key === DIRECTIVE) {
       if (typeof ov !== 'string' || typeof mv !== 'string') throw new SmpError(`invalid value for special key: ${DIRECTIVE}`)
-      if (ov !== mv) patch[key] = mv
+      if (ov !== mv) setKey(patch, key, mv)
       continue
     }
     if (goType(ov) !== goType(mv)) {
-      if (opts.ignoreChangesAndAdditions !== true) patch[key] = mv
+      if (opts.ignoreChangesAndAdditions !== true) setKey(patch, key, mv)
       continue
     }
     if (isMap(ov)) handleMapDiff(key, ov, mv as JsonMap, patch, schema, opts)
@@ -73,7 +73,7 @@ export function diffMaps (original: JsonMap, modified: JsonMap, schema: PatchSch
     else replaceIfNotEqual(key, ov, mv, patch, opts)
   }
   if (opts.ignoreDeletions !== true) {
-    for (const key of Object.keys(original)) if (!hasOwn(modified, key)) patch[key] = null
+    for (const key of Object.keys(original)) if (!hasOwn(modified, key)) setKey(patch, key, null)
   }
   if (retainKeys.length > 0 && (Object.keys(patch).length > 0 || hasAdditionalNewField(original, modified))) {
     patch[RETAIN_KEYS] = sortScalars(retainKeys)
@@ -92,11 +92,11 @@ function handleMapDiff (key: string, ov: JsonMap, mv: JsonMap, patch: JsonMap, s
   const [sub, meta] = found
   const [retain, strategy] = extractRetainKeys(meta.strategies)
   if (strategy === 'replace') {
-    if (opts.ignoreChangesAndAdditions !== true) patch[key] = mv
+    if (opts.ignoreChangesAndAdditions !== true) setKey(patch, key, mv)
     return
   }
   const value = diffMaps(ov, mv, sub, { ...opts, buildRetainKeysDirective: retain })
-  if (Object.keys(value).length > 0) patch[key] = value
+  if (Object.keys(value).length > 0) setKey(patch, key, value)
 }
 
 function handleSliceDiff (key: string, ov: JsonValue[], mv: JsonValue[], patch: JsonMap, schema: PatchSchema, opts: DiffOptions): void {
@@ -114,14 +114,14 @@ function handleSliceDiff (key: string, ov: JsonValue[], mv: JsonValue[], patch: 
     return
   }
   const [add, del, order] = diffLists(ov, mv, sub, meta.mergeKey, { ...opts, buildRetainKeysDirective: retain })
-  if (add.length > 0) patch[key] = add
+  if (add.length > 0) setKey(patch, key, add)
   if (del.length > 0) patch[`${DELETE_FROM_PRIMITIVE_LIST}/${key}`] = del
   if (order.length > 0) patch[`${SET_ELEMENT_ORDER}/${key}`] = order
 }
 
 function replaceIfNotEqual (key: string, ov: JsonValue, mv: JsonValue, patch: JsonMap, opts: DiffOptions): void {
   if (opts.ignoreChangesAndAdditions === true || deepEqual(ov, mv)) return
-  patch[key] = mv
+  setKey(patch, key, mv)
 }
 
 /** A merging list's patch: changed and added items (deletions last), scalar deletions, and the new order. */

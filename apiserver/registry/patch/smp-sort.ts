@@ -4,7 +4,7 @@
 import type { PatchSchema } from './smp-schema.js'
 import {
   DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS, SET_ELEMENT_ORDER, deduplicateScalars, errBadPrimitiveList,
-  errBadRetainKeys, errBadSetElementOrder, extractRetainKeys, goInsertionSort, goString, isMap, sliceElementType,
+  errBadRetainKeys, errBadSetElementOrder, extractRetainKeys, goInsertionSort, goString, isMap, setKey, sliceElementType,
   sortScalars, type JsonMap, type JsonValue
 } from './smp-values.js'
 
@@ -30,7 +30,7 @@ export function sortMergeListsByNameMap (s: JsonMap, schema: PatchSchema): JsonM
         if (strategy === 'merge') v = sortMergeListsByNameArray(v, sub, meta.mergeKey, true)
       }
     }
-    out[k] = v
+    setKey(out, k, v)
   }
   return out
 }

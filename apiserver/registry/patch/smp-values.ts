@@ -58,6 +58,12 @@ export function hasOwn (m: JsonMap, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(m, key)
 }
 
+/** Sets an own member; `__proto__` (a legal JSON member name) stays data instead of changing the prototype. */
+export function setKey (m: JsonMap, key: string, value: JsonValue): void {
+  if (key === '__proto__') Object.defineProperty(m, key, { value, writable: true, enumerable: true, configurable: true })
+  else m[key] = value
+}
+
 export function deepEqual (a: unknown, b: unknown): boolean {
   return isDeepStrictEqual(a, b)
 }

@@ -214,3 +214,13 @@ t.test('smp_number_conversion_cases.yaml', async t => {
     })
   }
 })
+
+t.test('a __proto__ member in a patch stays a data member and changes no prototype', async t => {
+  const [, schema] = SCHEMAS[0]
+  const patch = JSON.parse('{"simpleMap":{"__proto__":{"polluted":"yes"}},"__proto__":{"x":1}}') as JsonMap
+  const out = strategicMergePatch({ simpleMap: { a: 'b' } }, patch, schema)
+  t.equal(Object.getPrototypeOf(out), Object.prototype)
+  t.equal(Object.getPrototypeOf(out.simpleMap), Object.prototype)
+  t.same(Object.keys(out.simpleMap as JsonMap), ['a', '__proto__'])
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+})

@@ -11,7 +11,7 @@ import {
 import {
   DELETE_FROM_PRIMITIVE_LIST, DIRECTIVE, RETAIN_KEYS, SET_ELEMENT_ORDER, SmpError, deduplicateScalars, deepEqual,
   errBadArgType, errBadPatchType, errBadPrimitiveList, errBadRetainKeys, errBadSetElementOrder, errNoMergeKey,
-  extractRetainKeys, goString, goType, hasOwn, isMap, sliceElementType, type JsonMap, type JsonValue
+  extractRetainKeys, goString, goType, hasOwn, isMap, setKey, sliceElementType, type JsonMap, type JsonValue
 } from './smp-values.js'
 
 export interface MergeOptions {
@@ -38,7 +38,7 @@ export function mergeMap (original: JsonMap | null, patch: JsonMap, schema: Patc
     let key = rawKey
     let isDeleteList = false
     if (rawKey.startsWith(DELETE_FROM_PRIMITIVE_LIST)) {
-      if (!opts.mergeParallelList) { target[rawKey] = patchV; continue }
+      if (!opts.mergeParallelList) { setKey(target, rawKey, patchV); continue }
       key = extractKey(rawKey, DELETE_FROM_PRIMITIVE_LIST)
       isDeleteList = true
     }
@@ -54,11 +54,11 @@ export function mergeMap (original: JsonMap | null, patch: JsonMap, schema: Patc
     if (isMap(current)) {
       const [sub, meta] = schema.lookupStruct(key)
       const [, strategy] = extractRetainKeys(meta.strategies)
-      target[key] = strategy === 'replace' ? patchV : mergeMap(current, patchV as JsonMap, sub, opts)
+      setKey(target, key, strategy === 'replace' ? patchV : mergeMap(current, patchV as JsonMap, sub, opts))
     } else if (Array.isArray(current)) {
       const [sub, meta] = schema.lookupSlice(key)
       const [, strategy] = extractRetainKeys(meta.strategies)
-      target[key] = mergeSliceHandler(current, patchV as JsonValue[], sub, strategy, meta.mergeKey, isDeleteList, opts)
+      setKey(target, key, mergeSliceHandler(current, patchV as JsonValue[], sub, strategy, meta.mergeKey, isDeleteList, opts))
     } else {
       setWithoutDirectives(target, key, patchV)
     }
@@ -74,7 +74,7 @@ function takePatchValue (target: JsonMap, key: string, patchV: JsonValue, opts: 
 
 function setWithoutDirectives (target: JsonMap, key: string, value: JsonValue): void {
   const [v, keep] = removeDirectives(value)
-  if (keep) target[key] = v
+  if (keep) setKey(target, key, v)
   else delete target[key]
 }
 
@@ -138,7 +138,7 @@ function mergeOrderedLists (original: JsonMap, patch: JsonMap, schema: PatchSche
       if (hasOwn(original, key)) {
         if (!deepEqual(original[key], order)) throw errBadSetElementOrder()
       } else {
-        original[key] = order
+        setKey(original, key, order)
       }
     }
     delete patch[key]
@@ -170,7 +170,7 @@ function mergeOrderedLists (original: JsonMap, patch: JsonMap, schema: PatchSche
     const liveOrder = foundOriginal && foundPatch && strategy === 'merge'
       ? listAfterInPlaceMerge(originalValues as JsonValue[], patchValues as JsonValue[], meta.mergeKey, kind)
       : originalValues ?? []
-    original[listKey] = normalizeElementOrder(patchItems, serverOnly, order, liveOrder, meta.mergeKey, kind)
+    setKey(original, listKey, normalizeElementOrder(patchItems, serverOnly, order, liveOrder, meta.mergeKey, kind))
     delete patch[listKey]
   }
 }
@@ -264,7 +264,7 @@ export function removeDirectives (obj: JsonValue): [JsonValue, boolean] {
     if (hasOwn(obj, DIRECTIVE)) return [null, false]
     for (const k of Object.keys(obj)) {
       const [v, keep] = removeDirectives(obj[k])
-      if (keep) obj[k] = v
+      if (keep) setKey(obj, k, v)
       else delete obj[k]
     }
     return [obj, true]
