@@ -19,7 +19,7 @@ function file (name: string, text: string): string {
   return p
 }
 
-interface Deploy { name: string; image: string; ports: number[]; env: Array<[string, string]>; labels?: Record<string, string> }
+interface Deploy { name: string; image: string; ports: number[]; env: Array<[string, string]>; labels?: Record<string, string>; strategy?: string }
 
 function deployment (d: Deploy): string {
   const ports = d.ports.map(p => `        - containerPort: ${p}\n`).join('')
@@ -33,7 +33,7 @@ metadata:
   labels:
 ${labels}spec:
   replicas: 0
-  selector:
+${d.strategy !== undefined ? `  strategy: {type: ${d.strategy}}\n` : ''}  selector:
     matchLabels: {app: ${d.name}}
   template:
     metadata:
@@ -69,7 +69,7 @@ async function applyFlow (t: Test, k: Kubectl, name: string): Promise<void> {
 
   r = await k('annotate', 'deployment', name, 'owner=someone-else')
   t.equal(r.code, 0, r.stderr)
-  const v2 = file(`${name}-v2.yaml`, deployment({ name, image: 'busybox:2', ports: [80], env: [['A', '1']], labels: { tier: 'web' } }))
+  const v2 = file(`${name}-v2.yaml`, deployment({ name, image: 'busybox:2', ports: [80], env: [['A', '1']], labels: { tier: 'web' }, strategy: 'Recreate' }))
   r = await k('diff', '-f', v2)
   t.equal(r.code, 1, `diff exits 1 when the apply would change the object: ${r.stderr}`)
   t.match(r.stdout, /busybox:2/)
@@ -81,6 +81,7 @@ async function applyFlow (t: Test, k: Kubectl, name: string): Promise<void> {
   t.equal(await spec(k, name, '{.spec.template.spec.containers[0].env[*].name}'), 'A', 'the removed env var is gone')
   t.equal(await spec(k, name, '{.metadata.labels.tier}'), 'web')
   t.equal(await spec(k, name, '{.metadata.annotations.owner}'), 'someone-else', 'a field the manifest never set survives')
+  t.equal(await spec(k, name, '{.spec.strategy}'), '{"type":"Recreate"}', 'retainKeys cleared the defaulted rollingUpdate')
 
   r = await k('diff', '-f', v2)
   t.equal(r.code, 0, `diff exits 0 without a change: ${r.stdout}${r.stderr}`)
