@@ -19,7 +19,7 @@ function file (name: string, text: string): string {
   return p
 }
 
-interface Deploy { name: string; image: string; ports: number[]; env: Array<[string, string]>; labels?: Record<string, string>; strategy?: string }
+interface Deploy { name: string; image: string; ports: number[]; env: Array<[string, string]>; labels?: Record<string, string>; strategy?: string; volume?: string }
 
 function deployment (d: Deploy): string {
   const ports = d.ports.map(p => `        - containerPort: ${p}\n`).join('')
@@ -39,7 +39,7 @@ ${d.strategy !== undefined ? `  strategy: {type: ${d.strategy}}\n` : ''}  select
     metadata:
       labels: {app: ${d.name}}
     spec:
-      containers:
+${d.volume !== undefined ? `      volumes:\n      - name: data\n        ${d.volume}\n` : ''}      containers:
       - name: web
         image: ${d.image}
 ${ports.length > 0 ? `        ports:\n${ports}` : ''}${env.length > 0 ? `        env:\n${env}` : ''}`
@@ -61,7 +61,7 @@ const spec = (k: Kubectl, name: string, path: string): Promise<string> => get(k,
 
 /** apply twice with removals, re-apply unchanged, keep a change made by someone else, diff both ways. */
 async function applyFlow (t: Test, k: Kubectl, name: string): Promise<void> {
-  const v1 = file(`${name}-v1.yaml`, deployment({ name, image: 'busybox:1', ports: [80, 443], env: [['A', '1'], ['B', '2']] }))
+  const v1 = file(`${name}-v1.yaml`, deployment({ name, image: 'busybox:1', ports: [80, 443], env: [['A', '1'], ['B', '2']], volume: 'emptyDir: {}' }))
   let r = await k('apply', '-f', v1)
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, `deployment.apps/${name} created`)
@@ -69,7 +69,7 @@ async function applyFlow (t: Test, k: Kubectl, name: string): Promise<void> {
 
   r = await k('annotate', 'deployment', name, 'owner=someone-else')
   t.equal(r.code, 0, r.stderr)
-  const v2 = file(`${name}-v2.yaml`, deployment({ name, image: 'busybox:2', ports: [80], env: [['A', '1']], labels: { tier: 'web' }, strategy: 'Recreate' }))
+  const v2 = file(`${name}-v2.yaml`, deployment({ name, image: 'busybox:2', ports: [80], env: [['A', '1']], labels: { tier: 'web' }, strategy: 'Recreate', volume: 'configMap: {name: settings}' }))
   r = await k('diff', '-f', v2)
   t.equal(r.code, 1, `diff exits 1 when the apply would change the object: ${r.stderr}`)
   t.match(r.stdout, /busybox:2/)
@@ -82,6 +82,8 @@ async function applyFlow (t: Test, k: Kubectl, name: string): Promise<void> {
   t.equal(await spec(k, name, '{.metadata.labels.tier}'), 'web')
   t.equal(await spec(k, name, '{.metadata.annotations.owner}'), 'someone-else', 'a field the manifest never set survives')
   t.equal(await spec(k, name, '{.spec.strategy}'), '{"type":"Recreate"}', 'retainKeys cleared the defaulted rollingUpdate')
+  t.equal(await spec(k, name, '{.spec.template.spec.volumes[0].emptyDir}'), '', 'retainKeys on volumes dropped the old volume source')
+  t.equal(await spec(k, name, '{.spec.template.spec.volumes[0].configMap.name}'), 'settings')
 
   r = await k('diff', '-f', v2)
   t.equal(r.code, 0, `diff exits 0 without a change: ${r.stdout}${r.stderr}`)
