@@ -2,7 +2,7 @@
 // JSON Patch, JSON Merge Patch and strategic merge patch decode into a function over the current object and go
 // through the registry's patch; each type is one entry of PATCH_TYPES (server-side apply plugs in there).
 
-import { StatusError, badRequest, unsupportedMediaType } from '../errors/status-error.js'
+import { StatusError, badRequest, rejectedRequest, unsupportedMediaType } from '../errors/status-error.js'
 import type { RequestContext } from '../registry/types.js'
 import { applyJsonPatch, decodeJsonPatch, jsonTypeName, type JsonPatchOperation } from '../registry/patch/json-patch.js'
 import { applyMergePatch } from '../registry/patch/merge-patch.js'
@@ -114,7 +114,7 @@ function jsonPatch (text: string, ctx: RequestContext): DecodedPatch {
     } catch (err) {
       // kube-apiserver answers every failure to apply (a failed test, a missing path) with this generic 422.
       // As kube-apiserver's NewGenericServerResponse(422): the generic message, the patch error as the cause.
-      if (isPatchError(err)) throw new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: err.message }] })
+      if (isPatchError(err)) throw rejectedRequest(err.message)
       throw err
     }
     return out as Record<string, unknown>

@@ -1,6 +1,6 @@
 // The strategic merge patch type: decoding the body and mapping the algorithm's errors to kube-apiserver's answers.
 
-import { StatusError, badRequest, unclassifiedError } from '../errors/status-error.js'
+import { type StatusError, badRequest, rejectedRequest, unclassifiedError } from '../errors/status-error.js'
 import type { RequestContext, Subresource } from '../registry/types.js'
 import { jsonTypeName } from '../registry/patch/json-patch.js'
 import { OPAQUE_SCHEMA, patchSchemaOf } from '../registry/patch/smp-schema.js'
@@ -37,8 +37,6 @@ export function strategicMergePatch (text: string, _ctx: RequestContext, def: Re
 /** kube-apiserver's interpretStrategicMergePatchError: 400 and 422 for the classified errors, else 500 unclassified. */
 export function strategicPatchError (err: SmpError): StatusError {
   if (err.status === 400) return badRequest(err.message)
-  if (err.status === 422) {
-    return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: err.message }] })
-  }
+  if (err.status === 422) return rejectedRequest(err.message)
   return unclassifiedError(err.message)
 }

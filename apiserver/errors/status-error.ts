@@ -152,6 +152,11 @@ export function serviceUnavailable (message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message)
 }
 
+/** kube-apiserver's NewGenericServerResponse(422): the generic message, the underlying error as the cause. */
+export function rejectedRequest (why: string): StatusError {
+  return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: why }] })
+}
+
 /** An error kube-apiserver passes through unclassified: 500, empty reason, the error's own text as the message. */
 export function unclassifiedError (message: string): StatusError {
   return new StatusError(500, '', message)
