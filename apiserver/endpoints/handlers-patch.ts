@@ -40,10 +40,10 @@ export interface PatchType {
 }
 
 /** A patch type that decodes into a function over the current object, written through the registry's patch. */
-export function viaRegistryPatch (decode: (text: string, ctx: RequestContext, def: ResourceDefinition, call: Call) => DecodedPatch): PatchTypeHandler {
+export function viaRegistryPatch (decode: (text: string, ctx: RequestContext, call: Call) => DecodedPatch): PatchTypeHandler {
   return async (call, ctx, body) => {
     checkPatchOptions(call.url.searchParams)
-    const { apply, duplicateFields } = decode(body, ctx, call.def, call)
+    const { apply, duplicateFields } = decode(body, ctx, call)
     const result = await call.handler.patch(ctx, call.info.namespace, call.info.name, apply, call.subresource, duplicateFields)
     respond(call, 200, result.bytes, ctx)
   }
@@ -53,10 +53,10 @@ export function viaRegistryPatch (decode: (text: string, ctx: RequestContext, de
  * The served patch types, in the order a 415 lists them (kube-apiserver's order). Server-side apply
  * (`application/apply-patch+yaml`, custom resources too) registers its own entry here.
  */
-export const PATCH_TYPES: PatchType[] = [
+export const PATCH_TYPES: readonly PatchType[] = [
   { mediaType: JSON_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => jsonPatch(text, ctx)) },
   { mediaType: MERGE_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => mergePatch(text, ctx)) },
-  { mediaType: STRATEGIC_MERGE_PATCH, customResources: false, serve: viaRegistryPatch((text, ctx, def, call) => strategicMergePatch(text, ctx, def, call.subresource)) }
+  { mediaType: STRATEGIC_MERGE_PATCH, customResources: false, serve: viaRegistryPatch((text, ctx, call) => strategicMergePatch(text, ctx, call.def, call.subresource)) }
 ]
 
 export async function servePatch (call: Call): Promise<void> {
