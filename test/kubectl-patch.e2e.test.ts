@@ -1,4 +1,4 @@
-// The real kubectl's patching verbs (label, annotate, patch --type=merge|json, scale) and delete against `orch up`.
+// The real kubectl's patching verbs (label, annotate, patch of every type, scale) and delete against `orch up`.
 
 import t from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -97,8 +97,8 @@ t.test('kubectl label, annotate, patch, scale and delete work against orch up', 
     t.not(r.code, 0)
     t.match(r.stderr, /invalid/i)
     r = await kubectl(orch, 'patch', 'configmap', 'settings', '-p', '{"data":{"color":"green"}}')
-    t.not(r.code, 0, 'strategic merge patch is not served yet')
-    t.match(r.stderr, /application\/merge-patch\+json/)
+    t.equal(r.code, 0, r.stderr)
+    t.equal(await jsonpath(orch, ['cm', 'settings'], '{.data.color}'), 'green', 'the default type is strategic merge')
   })
 
   await t.test('scale deployment patches /scale', async t => {
@@ -144,6 +144,11 @@ spec:
     r = await kubectl(orch, 'apply', '-f', file('w2.yaml', widget(2)))
     t.equal(r.code, 0, r.stderr)
     t.match(r.stdout, 'widget.example.com/w1 configured')
+    t.equal(await jsonpath(orch, ['widget', 'w1'], '{.spec.size}'), '2')
+    r = await kubectl(orch, 'patch', 'widget', 'w1', '-p', '{"spec":{"size":3}}')
+    t.not(r.code, 0, 'custom resources take no strategic merge patch')
+    t.match(r.stderr, /strategic-merge-patch\+json/)
+    t.match(r.stderr, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json')
     t.equal(await jsonpath(orch, ['widget', 'w1'], '{.spec.size}'), '2')
   })
 })

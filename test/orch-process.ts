@@ -46,11 +46,19 @@ export async function startOrch (dataDir: string, timeoutMs = 30_000, extraArgs:
 
 export interface KubectlRun { code: number; stdout: string; stderr: string }
 
+export interface KubectlOptions {
+  /** Another kubectl than the /usr/bin/kubectl dispatcher, e.g. a pinned `kubectl.1.33`. */
+  binary?: string
+  /** Extra environment (e.g. KUBE_EDITOR). */
+  env?: Record<string, string>
+}
+
 /** Runs the real /usr/bin/kubectl against a kubeconfig with its own discovery cache; never rejects. */
-export function runKubectl (kubeconfig: string, cacheDir: string, args: string[]): Promise<KubectlRun> {
+export function runKubectl (kubeconfig: string, cacheDir: string, args: string[], opts: KubectlOptions = {}): Promise<KubectlRun> {
   const all = ['--kubeconfig', kubeconfig, '--cache-dir', cacheDir, '--request-timeout=20s', ...args]
+  const env = opts.env === undefined ? undefined : { ...process.env, ...opts.env }
   return new Promise(resolve => {
-    execFile('/usr/bin/kubectl', all, { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(opts.binary ?? '/usr/bin/kubectl', all, { timeout: 60_000, env }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1
       resolve({ code, stdout, stderr })
     })

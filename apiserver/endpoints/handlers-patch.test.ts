@@ -97,14 +97,14 @@ t.test('a failing test operation and a missing path answer 422 and change nothin
   t.equal(now.json.metadata.resourceVersion, created.json.metadata.resourceVersion)
 })
 
-t.test('answers 415 listing the served patch types for strategic merge, apply and unknown types', async t => {
+t.test('answers 415 listing the served patch types for types it does not serve', async t => {
   const call = await start(t)
   await call('POST', CMS, configMap('a'))
-  for (const type of ['application/strategic-merge-patch+json', 'application/apply-patch+yaml', 'text/plain', 'application/json']) {
+  for (const type of ['text/plain', 'application/json']) {
     const r = await call('PATCH', `${CMS}/a`, { data: { k: 'z' } }, type)
     t.equal(r.status, 415, type)
     t.equal(r.json.reason, 'UnsupportedMediaType')
-    t.equal(r.json.message, 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json')
+    t.match(r.json.message, /^the body of the request was in an unknown format - accepted media types include: application\/json-patch\+json, application\/merge-patch\+json, application\/strategic-merge-patch\+json/)
   }
 })
 

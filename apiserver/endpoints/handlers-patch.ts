@@ -1,74 +1,95 @@
-// PATCH: the patch type from Content-Type, PatchOptions checks, decoding the patch document, and the registry call.
-// JSON Patch and JSON Merge Patch are served; strategic merge and apply answer 415 until they land.
+// PATCH: the patch type from Content-Type, one small handler per type, PatchOptions checks and the registry call.
+// JSON Patch, JSON Merge Patch and strategic merge patch decode into a function over the current object and go
+// through the registry's patch; each type is one entry of PATCH_TYPES (server-side apply plugs in there).
 
-import { StatusError, badRequest, unsupportedMediaType } from '../errors/status-error.js'
+import { StatusError, badRequest, rejectedRequest, unsupportedMediaType } from '../errors/status-error.js'
 import type { RequestContext } from '../registry/types.js'
 import { applyJsonPatch, decodeJsonPatch, jsonTypeName, type JsonPatchOperation } from '../registry/patch/json-patch.js'
 import { applyMergePatch } from '../registry/patch/merge-patch.js'
 import { isPatchError } from '../registry/patch/patch-error.js'
 import type { Json } from '../registry/patch/json-pointer.js'
+import type { ResourceDefinition } from '../schema/types.js'
 import { readBody } from './decode.js'
-import { findDuplicateKeys, MaxDepthError } from './json-duplicates.js'
 import type { Call } from './handlers.js'
 import { respond } from './handlers-write.js'
 import { parseMediaType } from './negotiate.js'
+import { parse, strictDecoding } from './patch-body.js'
+import { strategicMergePatch } from './patch-strategic.js'
 import { buildRequestContext, parseBoolean } from './request-context.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
 export const MERGE_PATCH = 'application/merge-patch+json'
-/** The patch types served today, as the 415 answer lists them. */
-export const SERVED_PATCH_TYPES = [JSON_PATCH, MERGE_PATCH]
+export const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json'
 
 /** kube-apiserver's cap on the operations of one JSON patch. */
 export const MAX_JSON_PATCH_OPERATIONS = 10000
 
-type Apply = (current: Record<string, unknown>) => Record<string, unknown>
+export type Apply = (current: Record<string, unknown>) => Record<string, unknown>
+
+/** A decoded patch body: the change to make, and the body's duplicate members (reported per fieldValidation). */
+export interface DecodedPatch { apply: Apply; duplicateFields: string[] }
+
+/** Serves one PATCH of its type; `body` is the request body as text. */
+export type PatchTypeHandler = (call: Call, ctx: RequestContext, body: string) => Promise<void>
+
+export interface PatchType {
+  mediaType: string
+  /** False for types kube-apiserver does not serve for custom resources (strategic merge patch). */
+  customResources: boolean
+  serve: PatchTypeHandler
+}
+
+/** A patch type that decodes into a function over the current object, written through the registry's patch. */
+export function viaRegistryPatch (decode: (text: string, ctx: RequestContext, call: Call) => DecodedPatch): PatchTypeHandler {
+  return async (call, ctx, body) => {
+    checkPatchOptions(call.url.searchParams)
+    const { apply, duplicateFields } = decode(body, ctx, call)
+    const result = await call.handler.patch(ctx, call.info.namespace, call.info.name, apply, call.subresource, duplicateFields)
+    respond(call, 200, result.bytes, ctx)
+  }
+}
+
+/**
+ * The served patch types, in the order a 415 lists them (kube-apiserver's order). Server-side apply
+ * (`application/apply-patch+yaml`, custom resources too) registers its own entry here.
+ */
+export const PATCH_TYPES: readonly PatchType[] = [
+  { mediaType: JSON_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => jsonPatch(text, ctx)) },
+  { mediaType: MERGE_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => mergePatch(text, ctx)) },
+  { mediaType: STRATEGIC_MERGE_PATCH, customResources: false, serve: viaRegistryPatch((text, ctx, call) => strategicMergePatch(text, ctx, call.def, call.subresource)) }
+]
 
 export async function servePatch (call: Call): Promise<void> {
-  const type = patchType(call.req.headers['content-type'])
+  const type = patchType(call.req.headers['content-type'], call.def)
   const ctx = buildRequestContext(call.req, call.user, call.url.searchParams, true)
-  checkPatchOptions(call.url.searchParams)
   const text = (await readBody(call.req)).toString('utf8')
-  const { apply, duplicateFields } = type === JSON_PATCH ? jsonPatch(text, ctx) : mergePatch(text, ctx)
-  const result = await call.handler.patch(ctx, call.info.namespace, call.info.name, apply, call.subresource, duplicateFields)
-  respond(call, 200, result.bytes, ctx)
+  await type.serve(call, ctx, text)
+}
+
+/** The patch types served for a resource: custom resources get no strategic merge patch, as in Kubernetes. */
+export function servedPatchTypes (def: ResourceDefinition): PatchType[] {
+  return PATCH_TYPES.filter(p => def.custom === undefined || p.customResources)
 }
 
 /** The served patch type named by Content-Type; 415 listing the served ones for anything else. */
-export function patchType (contentType: string | undefined): string {
+export function patchType (contentType: string | undefined, def: ResourceDefinition): PatchType {
   const m = parseMediaType(contentType ?? '')
-  const type = m === undefined ? '' : `${m.type}/${m.subtype}`
-  if (!SERVED_PATCH_TYPES.includes(type)) throw unsupportedMediaType(contentType ?? '', SERVED_PATCH_TYPES)
-  return type
+  const name = m === undefined ? '' : `${m.type}/${m.subtype}`
+  const served = servedPatchTypes(def)
+  const found = served.find(p => p.mediaType === name)
+  if (found === undefined) throw unsupportedMediaType(contentType ?? '', served.map(p => p.mediaType))
+  return found
 }
 
 /** PatchOptions validation as kube-apiserver words it: `force` belongs to apply patches only. */
-function checkPatchOptions (q: URLSearchParams): void {
+export function checkPatchOptions (q: URLSearchParams): void {
   if (parseBoolean('force', q.get('force')) === undefined) return
   const cause = { reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }
   throw new StatusError(422, 'Invalid', `PatchOptions.meta.k8s.io "" is invalid: force: ${cause.message}`,
     { name: '', group: 'meta.k8s.io', kind: 'PatchOptions', causes: [cause] })
 }
 
-/** Parses a patch body; duplicate members are found first (the scan also bounds nesting depth). */
-function parse (text: string, decodeError: (why: string) => StatusError): { value: unknown; duplicates: string[] } {
-  let duplicates: string[]
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-    duplicates = findDuplicateKeys(text)
-  } catch (err) {
-    if (err instanceof MaxDepthError || err instanceof RangeError) throw decodeError('exceeded max depth')
-    throw decodeError((err as Error).message)
-  }
-  return { value, duplicates }
-}
-
-function strictDecoding (ctx: RequestContext): boolean {
-  return ctx.fieldValidation !== 'Ignore'
-}
-
-function jsonPatch (text: string, ctx: RequestContext): { apply: Apply; duplicateFields: string[] } {
+function jsonPatch (text: string, ctx: RequestContext): DecodedPatch {
   const strict = strictDecoding(ctx)
   const { value } = parse(text, why => badRequest(strict ? `error decoding patch: ${why}` : why))
   let ops: JsonPatchOperation[]
@@ -93,7 +114,7 @@ function jsonPatch (text: string, ctx: RequestContext): { apply: Apply; duplicat
     } catch (err) {
       // kube-apiserver answers every failure to apply (a failed test, a missing path) with this generic 422.
       // As kube-apiserver's NewGenericServerResponse(422): the generic message, the patch error as the cause.
-      if (isPatchError(err)) throw new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: err.message }] })
+      if (isPatchError(err)) throw rejectedRequest(err.message)
       throw err
     }
     return out as Record<string, unknown>
@@ -101,7 +122,7 @@ function jsonPatch (text: string, ctx: RequestContext): { apply: Apply; duplicat
   return { apply, duplicateFields: [] }
 }
 
-function mergePatch (text: string, ctx: RequestContext): { apply: Apply; duplicateFields: string[] } {
+function mergePatch (text: string, ctx: RequestContext): DecodedPatch {
   const strict = strictDecoding(ctx)
   const { value, duplicates } = parse(text, why => badRequest(strict ? `error decoding patch: ${why}` : 'Invalid JSON Patch'))
   if (value === null) throw badRequest('Invalid JSON Patch')

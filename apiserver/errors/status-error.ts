@@ -5,6 +5,8 @@ export type StatusReason =
   | 'Gone' | 'Invalid' | 'ServerTimeout' | 'Timeout' | 'TooManyRequests' | 'MethodNotAllowed'
   | 'NotAcceptable' | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'InternalError'
   | 'Expired' | 'ServiceUnavailable'
+  /** StatusReasonUnknown: what kube-apiserver answers for an error it did not classify. */
+  | ''
 
 /** One entry of `details.causes`: `reason` is a CauseType such as FieldValueRequired. */
 export interface StatusCause { reason?: string; message?: string; field?: string }
@@ -148,6 +150,16 @@ export function tooManyRequests (message: string, retryAfterSeconds: number): St
 
 export function serviceUnavailable (message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message)
+}
+
+/** kube-apiserver's NewGenericServerResponse(422): the generic message, the underlying error as the cause. */
+export function rejectedRequest (why: string): StatusError {
+  return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', { causes: [{ message: why }] })
+}
+
+/** An error kube-apiserver passes through unclassified: 500, empty reason, the error's own text as the message. */
+export function unclassifiedError (message: string): StatusError {
+  return new StatusError(500, '', message)
 }
 
 export function internalError (err: unknown): StatusError {

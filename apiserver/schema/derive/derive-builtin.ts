@@ -52,9 +52,14 @@ const plainKeys = new Set([
   'exclusiveMaximum', 'multipleOf', 'uniqueItems',
 ])
 
+const refMarkers = ['x-kubernetes-patch-strategy', 'x-kubernetes-patch-merge-key', 'x-kubernetes-map-type']
+
 function convertNode(node: Json): Json {
   if (typeof node.$ref === 'string') {
-    return { $ref: orchName(node.$ref.replace('#/definitions/', '')) }
+    // Patch markers on a reference (DeploymentSpec.strategy: retainKeys, PDB selector: replace) belong to the field.
+    const out: Json = { $ref: orchName(node.$ref.replace('#/definitions/', '')) }
+    for (const key of refMarkers) if (node[key] !== undefined) out[key.replace('x-kubernetes-', 'x-orch-')] = node[key]
+    return out
   }
   const out: Json = {}
   for (const [key, value] of Object.entries(node)) {
