@@ -1,11 +1,13 @@
 // The orchlet: wires runtimes, pod sources, the pod manager, node registration and the server from one config.
 
+import type { Pod } from './pods/pod-types.js'
+import { LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pods/container-config.js'
 import { existsSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import type { OrchletConfig } from './config/types.js'
-import { createApiClient, type ApiClient } from './apiclient/client.js'
-import { loadKubeconfig } from './apiclient/kubeconfig.js'
+import { createApiClient, type ApiClient } from '../apiserver/client/rest-client.js'
+import { setUpCertificates, type OrchletCertificates } from './node/certificates/orchlet-certificates.js'
 import { capacityReport, hardEvictionBytes, nodeAddresses, readMachineFacts } from './node/node-info.js'
 import { aggregateMessage, nodeImages, runtimeReadyErrors } from './node/node-images.js'
 import { createNodeManager, type NodeManager } from './node/node-manager.js'
@@ -13,6 +15,8 @@ import { createEventRecorder } from './events/recorder.js'
 import { createBackoff } from './pods/backoff.js'
 import { createPodManager, type PodManager } from './pods/pod-manager.js'
 import { createStatusManager } from './pods/status-manager.js'
+import { NODE_SHUTTING_DOWN, shutdownBands, shutdownPods } from './pods/node-shutdown.js'
+import { systemControllerClock, type ControllerClock } from '../apiserver/controllers/clock.js'
 import { createApiSource } from './pods/sources/api-source.js'
 import { createFileSource } from './pods/sources/file-source.js'
 import { createUrlSource } from './pods/sources/url-source.js'
@@ -46,8 +50,14 @@ export interface RunningAgent {
    * with one line per pod and whether all of them started.
    */
   podsStarted (timeoutMs: number): Promise<{ ok: boolean; lines: string[] }>
-  /** Stops the agent. Pods keep running in CRI runtimes (as with the kubelet); in-process WebAssembly pods end. */
-  stop (opts?: { stopPods?: boolean }): Promise<void>
+  /**
+   * Stops the agent. Pods keep running in CRI runtimes (as with the kubelet); in-process WebAssembly pods end.
+   * `stopPods`: every pod stopped (runonce). `shutdown`: a node shutdown (SIGTERM). With shutdownGracePeriod (or
+   * shutdownGracePeriodByPodPriority) set, the Node turns not Ready and every pod is stopped, regular pods first,
+   * then critical ones; without, only the WebAssembly pods, which die with this process, are. Pods stopped either
+   * way are reported Failed with the kubelet's node-shutdown reason.
+   */
+  stop (opts?: { stopPods?: boolean, shutdown?: boolean }): Promise<void>
 }
 
 export interface AgentDeps {
@@ -57,6 +67,8 @@ export interface AgentDeps {
   backoff?: { initialMs: number; maxMs: number }
   /** Pod relist period (default 1s). */
   relistMs?: number
+  /** Times the node shutdown's bands (default: the system clock). */
+  clock?: ControllerClock
 }
 
 const ORCHLET_VERSION = 'v1.29.0-orch'
@@ -94,12 +106,27 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const nodeName = (config.hostnameOverride || hostname()).toLowerCase()
   const rootDir = config.rootDir
   const facts = readMachineFacts(rootDir)
-  const addresses = nodeAddresses(config.nodeIP, nodeName)
+  // Without --node-ip, a server bound to one address is reached there: the node's InternalIP must agree with it
+  // (the API server reaches logs, exec and proxy through the node's address and daemonEndpoints port).
+  const bound = config.address !== '' && config.address !== '0.0.0.0' && config.address !== '::' ? [config.address] : []
+  const addresses = nodeAddresses(config.nodeIP.length > 0 ? config.nodeIP : bound, nodeName)
   const hostIP = addresses.find(a => a.type === 'InternalIP')?.address ?? '127.0.0.1'
 
-  const wasm = await createWasmRuntime({ rootDir: join(rootDir, 'wasm'), now })
+  // The recorder is made below; a warning arriving before it exists is only logged.
+  let warn: ((labels: Record<string, string>, reason: string, message: string) => void) | undefined
+  const wasm = await createWasmRuntime({
+    rootDir: join(rootDir, 'wasm'),
+    now,
+    onContainerWarning: (labels, reason, message) => { if (warn !== undefined) warn(labels, reason, message); else logger.warn({ reason }, message) }
+  })
   // Offline appliances: OCI layouts dropped in <root-dir>/wasm/import are imported into the wasm image store.
-  const imports = watchImportDir({ dir: join(rootDir, 'wasm', 'import'), importer: wasm.images, checkFrequencyMs: config.fileCheckFrequency, logger })
+  // The first scan runs before the event recorder exists: its failures wait for it.
+  const earlyImportFailures: string[] = []
+  let importFailed = (message: string): void => { earlyImportFailures.push(message) }
+  const imports = watchImportDir({
+    dir: join(rootDir, 'wasm', 'import'), importer: wasm.images, checkFrequencyMs: config.fileCheckFrequency, logger,
+    onFailure: (_path, message) => importFailed(message)
+  })
   await imports.scan()
   const cri = await openCriRuntime(config, logger)
   const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wasm]])
@@ -110,24 +137,50 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     return r
   }
 
+  // A pod naming no RuntimeClass runs on WebAssembly when all its images are WebAssembly images in the local
+  // store, or when no CRI runtime is connected: `kubectl create deployment --image=<wasm image>` works as is.
+  const handlerFor = (pod: Pod): string => {
+    const named = pod.spec.runtimeClassName ?? ''
+    if (named !== '') return named
+    const images = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].map(c => c.image)
+    if (cri === undefined || images.every(i => wasm.images.resolve(i) !== undefined)) return WASM_HANDLER
+    return ''
+  }
+
   let client: ApiClient | undefined
+  let certificates: OrchletCertificates | undefined
   if (!config.standalone) {
-    client = createApiClient({
-      connection: loadKubeconfig(config.orchconfig),
-      qps: config.orchAPIQPS,
-      burst: config.orchAPIBurst,
-      contentType: config.contentType,
-      userAgent: `orchlet/${ORCHLET_VERSION} (linux) ${nodeName}`
+    // --bootstrap-orchconfig, --rotate-certificates and --rotate-server-certificates (agent/node/certificates/).
+    certificates = await setUpCertificates({
+      config,
+      nodeName,
+      logger,
+      makeClient: connection => createApiClient({
+        connection,
+        qps: config.orchAPIQPS,
+        burst: config.orchAPIBurst,
+        contentType: config.contentType,
+        userAgent: `orchlet/${ORCHLET_VERSION} (linux) ${nodeName}`
+      })
     })
+    client = certificates.client
   }
 
   const statusManager = client ? createStatusManager({ client, nodeName, logger }) : undefined
   // Without an API server (standalone) the recorder logs events instead of writing them. 0 selects client-go's defaults (5 qps, burst 10).
   const recorder = createEventRecorder({ client, component: 'orchlet', host: nodeName, qps: config.eventRecordQPS > 0 ? config.eventRecordQPS : 5, burst: config.eventBurst > 0 ? config.eventBurst : 10, logger, now })
+  importFailed = message => { recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', 'ImageImportFailed', message) }
+  for (const m of earlyImportFailures.splice(0)) importFailed(m)
+  warn = (labels, reason, message) => {
+    logger.warn({ pod: labels[LABEL_POD_NAME], reason }, message)
+    recorder.event({ kind: 'Pod', apiVersion: 'v1', namespace: labels[LABEL_POD_NAMESPACE], name: labels[LABEL_POD_NAME], uid: labels[LABEL_POD_UID],
+      fieldPath: `spec.containers{${labels[LABEL_CONTAINER_NAME]}}` }, 'Warning', reason, message)
+  }
   const pods = createPodManager({
     nodeName,
     maxPods: config.maxPods,
     runtimeFor,
+    handlerFor,
     rootDir,
     logsRoot: join(rootDir, 'logs', 'pods'),
     hostIP,
@@ -153,6 +206,18 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
 
   let node: NodeManager | undefined
+  const shutdownBandList = shutdownBands(config)
+  // Set once a graceful node shutdown starts: the Node's Ready condition says so from then on.
+  let shuttingDown = false
+  const shutdown = async (): Promise<void> => {
+    if (shutdownBandList.length > 0) {
+      shuttingDown = true
+      logger.info({ bands: shutdownBandList }, 'node shutting down; stopping pods')
+      recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Normal', 'Shutdown', 'Shutdown manager detected shutdown event')
+      await node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the shutting-down node status failed'))
+    }
+    await shutdownPods(pods, { bands: shutdownBandList, diesWithProcess: pod => handlerFor(pod) === WASM_HANDLER, clock: deps.clock ?? systemControllerClock, logger })
+  }
   let server: AgentServer | undefined
   const tls = config.enableServer
     ? await loadServingTls({ certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites, nodeName, addresses: addresses.map(a => a.address) })
@@ -183,6 +248,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     metrics: () => renderPrometheus(pods.metrics())
   })
   await server.start()
+  if (config.enableServer) certificates?.serve(server, addresses)
   const ports = server.ports()
 
   if (client && !config.runOnce) {
@@ -213,7 +279,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       }),
       health: async () => {
         const st = await healthRuntime.runtime.status().catch(() => undefined)
-        const errs = runtimeReadyErrors(st)
+        const errs = [...runtimeReadyErrors(st), ...(shuttingDown ? [NODE_SHUTTING_DOWN] : [])]
         return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: false, diskPressure: false, pidPressure: false }
       },
       now,
@@ -251,8 +317,11 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       return { ok, lines }
     },
     async stop (opts = {}) {
+      certificates?.stop()
       for (const s of sources) s.stop()
       imports.stop()
+      // A shutdown keeps the node's heartbeat and the server up while pods stop, as the kubelet's does.
+      if (opts.shutdown === true && opts.stopPods !== true) await shutdown()
       await node?.stop()
       await server?.close()
       if (opts.stopPods === true) await pods.stopAll()

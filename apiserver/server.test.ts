@@ -90,6 +90,40 @@ t.test('health endpoints support verbose, exclude and single checks', async t =>
   t.equal((await get('/livez')).status, 200)
 })
 
+t.test('--livez-grace-period: /livez takes unfinished post-start hooks as done until it ends; /readyz does not', async t => {
+  let clock = 1_000_000
+  const hook = { name: 'poststarthook/start-registry', check: () => { throw new Error('not yet') } }
+  const { get } = await start(t, { healthChecks: [hook], livezGracePeriodMs: 10_000, clock: { now: () => clock } })
+  t.equal((await get('/livez')).status, 200)
+  t.equal((await get('/livez/poststarthook/start-registry')).status, 200)
+  t.equal((await get('/readyz')).status, 500)
+  clock += 10_001
+  t.equal((await get('/livez')).status, 500)
+  t.match((await get('/livez?verbose')).text, /\[-\]poststarthook\/start-registry failed/)
+})
+
+t.test('an informational ready check is listed failing without failing /readyz; a quiet one is not logged per request', async t => {
+  let full = true
+  let strict = false
+  const warnings: unknown[] = []
+  const logger = pino({ level: 'warn' }, { write: (line: string) => { warnings.push(line) } })
+  const space = { name: 'storage-space', quiet: true, get informational () { return !strict }, check: () => { if (full) throw new Error('storage is full') } }
+  const { get } = await start(t, { logger, readyChecks: [space] })
+  const verbose = await get('/readyz?verbose')
+  t.equal(verbose.status, 200)
+  t.equal(verbose.text, '[+]ping ok\n[+]log ok\n[-]storage-space failed: reason withheld\n[+]shutdown ok\nreadyz check passed\n')
+  t.equal((await get('/readyz')).text, 'ok')
+  t.equal((await get('/readyz/storage-space')).status, 500, 'its own path tells the truth')
+  t.notMatch((await get('/livez?verbose')).text, /storage-space/, 'a ready check only')
+  strict = true // --readyz-fail-on-storage-full
+  const failing = await get('/readyz?verbose')
+  t.equal(failing.status, 500)
+  t.match(failing.text, /\[-\]storage-space failed: reason withheld\n\[\+\]shutdown ok\nreadyz check failed/)
+  t.same(warnings, [], 'nothing logged per request')
+  full = false
+  t.match((await get('/readyz?verbose')).text, /\[\+\]storage-space ok/)
+})
+
 t.test('watch streams newline-delimited events and ends on timeoutSeconds', async t => {
   const { base, get } = await start(t)
   const post = (name: string) => request(`${base}/api/v1/namespaces/default/configmaps`, {
@@ -171,8 +205,11 @@ t.test('OpenAPI documents are cached, hashed and rebuilt when definitions change
   await get('/openapi/v3/apis/apps/v1')
   t.equal(builds, before, 'served from cache')
   t.equal((await get('/openapi/v3/apis/nope/v1')).status, 404)
-  t.equal((await get('/openapi/v2', { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' })).status, 406)
-  t.equal((await get('/openapi/v2', { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json' })).json.swagger, '2.0')
+  const pb = await get('/openapi/v2', { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json' })
+  t.equal(pb.status, 200)
+  t.equal(pb.headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf')
+  t.equal((await get('/openapi/v2', { accept: 'application/json' })).json.swagger, '2.0')
+  t.equal((await get('/openapi/v2', { accept: 'application/yaml' })).status, 406)
   registry.addDefinition(definition({ kind: 'Widget', plural: 'widgets', group: 'example.com', version: 'v1' }))
   t.ok((await get('/openapi/v3')).json.paths['apis/example.com/v1'])
   t.equal((await get('/openapi/v3/apis/apps/v1')).json.count, 4)

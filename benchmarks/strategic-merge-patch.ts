@@ -12,22 +12,12 @@ import { patchSchemaOf } from '../apiserver/registry/patch/smp-schema.js'
 import { createThreeWayMergePatch, createTwoWayMergePatch } from '../apiserver/registry/patch/smp-diff.js'
 import { strategicMergePatch } from '../apiserver/registry/patch/strategic-merge-patch.js'
 import type { JsonMap } from '../apiserver/registry/patch/smp-values.js'
+import { benchContainer } from './deployment-fixture.js'
 
 const iterations = Number(process.env.BENCH_ITERATIONS ?? 5000)
 const def = builtinDefinitions().find(d => d.kind === 'Deployment')
 if (def === undefined) throw new Error('no Deployment definition')
 const schema = patchSchemaOf(def)
-
-function container (name: string, image: string, envCount: number): JsonMap {
-  return {
-    name,
-    image,
-    ports: [{ containerPort: 8080, protocol: 'TCP', name: 'http' }, { containerPort: 9090, protocol: 'TCP', name: 'metrics' }],
-    env: Array.from({ length: envCount }, (_, i) => ({ name: `SETTING_${i}`, value: `value-${i}-${'x'.repeat(20)}` })),
-    resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '100m', memory: '128Mi' } },
-    volumeMounts: [{ name: 'config', mountPath: '/etc/app' }, { name: 'data', mountPath: '/var/lib/app' }]
-  }
-}
 
 function deployment (image: string, envCount = 40): JsonMap {
   return {
@@ -41,7 +31,7 @@ function deployment (image: string, envCount = 40): JsonMap {
       template: {
         metadata: { labels: { app: 'web', tier: 'frontend' } },
         spec: {
-          containers: [container('web', image, envCount), container('sidecar', 'proxy:1', 5)],
+          containers: [benchContainer('web', image, envCount), benchContainer('sidecar', 'proxy:1', 5)],
           volumes: [{ name: 'config', configMap: { name: 'web-config' } }, { name: 'data', emptyDir: {} }]
         }
       }

@@ -41,6 +41,8 @@ export interface GuestRuntime {
   callJson<T>(fn: string, json: string, deadlineMs?: number): T
   /** Bytes of WebAssembly memory currently reserved by the guest. */
   memoryBytes(): number
+  /** False once disposed, or closed after a trap inside the WebAssembly instance. */
+  alive(): boolean
   dispose(): void
 }
 
@@ -118,6 +120,7 @@ export async function createGuestRuntime(limits: RuntimeLimits, host: HostFuncti
     call,
     callJson,
     memoryBytes: () => memory.buffer.byteLength,
+    alive: () => alive,
     dispose() {
       if (!alive) return
       alive = false

@@ -2,9 +2,10 @@
 
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSandbox, type Program, type SandboxLimits } from './sandbox.js'
-import { compileValidationRules, evaluateValidationRules, type CompiledValidation } from './validation.js'
+import { compileValidationRules, evaluateValidationRules, type CompiledValidation, type CompileValidationOptions } from './validation.js'
+import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
-import type { WorkerRequest } from './worker.js'
+import type { ExpressionPayload, WorkerRequest } from './worker.js'
 
 const port = parentPort!
 const sandbox = await createSandbox(workerData.limits as SandboxLimits).catch((err: Error) => {
@@ -15,6 +16,21 @@ const sandbox = await createSandbox(workerData.limits as SandboxLimits).catch((e
 if (sandbox) {
   const programs = new Map<number, Program>()
   const ruleSets = new Map<number, CompiledValidation>()
+  const keyed = new Map<string, CompiledValidation>()
+  const compileKeyed = (key: string, schema: StructuralSchema, options: Omit<CompileValidationOptions, 'sandbox'>) => {
+    const r = compileValidationRules(schema, { ...options, sandbox })
+    if (!r.ok) return r
+    keyed.get(key)?.release()
+    keyed.set(key, r.compiled)
+    return { ok: true, rules: r.compiled.rules, totalEstimate: r.compiled.totalEstimate }
+  }
+  const keyedPrograms = new Map<string, Program>()
+  const compileExprKeyed = (key: string, e: ExpressionPayload) => {
+    const p = sandbox.compile(e.expression, e.environment, e.options)
+    keyedPrograms.get(key)?.release()
+    keyedPrograms.set(key, p)
+    return { type: p.type, estimatedCost: p.estimatedCost, compiled: p.compiled }
+  }
   let next = 1
 
   const handle = (m: WorkerRequest): unknown => {
@@ -50,6 +66,33 @@ if (sandbox) {
         ruleSets.get(m.id)?.release()
         ruleSets.delete(m.id)
         return undefined
+      case 'compileKeyed':
+        return compileKeyed(m.key, m.schema, m.options)
+      case 'validateKeyed': {
+        if (!keyed.has(m.key) && m.rules) {
+          const r = compileKeyed(m.key, m.rules.schema, m.rules.options)
+          if (!r.ok) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'rules no longer compile')
+        }
+        const c = keyed.get(m.key)
+        if (!c) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'rule set is not known to this worker')
+        return evaluateValidationRules(c, m.newObj, m.oldObj)
+      }
+      case 'compileExprKeyed':
+        return compileExprKeyed(m.key, m.expression)
+      case 'evaluateExprKeyed': {
+        if (!keyedPrograms.has(m.key) && m.expression) compileExprKeyed(m.key, m.expression)
+        const p = keyedPrograms.get(m.key)
+        if (!p) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
+        return p.evaluate(m.variables, m.options)
+      }
+      case 'dropExprKeyed':
+        keyedPrograms.get(m.key)?.release()
+        keyedPrograms.delete(m.key)
+        return undefined
+      case 'dropKeyed':
+        keyed.get(m.key)?.release()
+        keyed.delete(m.key)
+        return undefined
     }
   }
 
@@ -59,6 +102,8 @@ if (sandbox) {
     } catch (err) {
       const e = err as SandboxError
       port.postMessage({ seq: m.seq, ok: false, error: { code: e.code ?? 'SANDBOX_ERR_INTERNAL', message: e.message, position: e.position, cost: e.cost, issues: e.issues } })
+      // A sandbox closed after a trap answers nothing any more: end the thread so its owner replaces it.
+      if (!sandbox.guest.alive()) setImmediate(() => process.exit(1))
     }
   })
   port.postMessage({ ready: true })

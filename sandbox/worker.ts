@@ -20,6 +20,17 @@ export type WorkerRequest =
   | { op: 'compileRules'; schema: StructuralSchema; options: Omit<CompileValidationOptions, 'sandbox'> }
   | { op: 'validate'; id: number; newObj: unknown; oldObj?: unknown }
   | { op: 'releaseRules'; id: number }
+  // The pool's rule sets are named by a key (a digest of the schema and options) and compiled on first use.
+  | { op: 'compileKeyed'; key: string; schema: StructuralSchema; options: Omit<CompileValidationOptions, 'sandbox'> }
+  | { op: 'validateKeyed'; key: string; rules?: { schema: StructuralSchema; options: Omit<CompileValidationOptions, 'sandbox'> }; newObj: unknown; oldObj?: unknown }
+  | { op: 'dropKeyed'; key: string }
+  // The pool's single expressions (claim mappings, match conditions), named like rule sets by a digest.
+  | { op: 'compileExprKeyed'; key: string; expression: ExpressionPayload }
+  | { op: 'evaluateExprKeyed'; key: string; expression?: ExpressionPayload; variables?: Record<string, unknown>; options?: { costLimit?: number; deadlineMs?: number } }
+  | { op: 'dropExprKeyed'; key: string }
+
+/** What a thread needs to compile a pooled expression on first use. */
+export interface ExpressionPayload { expression: string; environment?: CelEnvironment; options?: CompileOptions }
 
 export interface AsyncProgram {
   readonly expression: string
@@ -43,7 +54,7 @@ export interface SandboxWorker {
   dispose(): Promise<void>
 }
 
-interface WireError {
+export interface WireError {
   code: SandboxErrorCode
   message: string
   position?: SourcePosition
@@ -51,23 +62,52 @@ interface WireError {
   issues?: string
 }
 
-const toError = (e: WireError) => new SandboxError(e.code, e.message, { position: e.position, cost: e.cost, issues: e.issues })
+export const toError = (e: WireError) => new SandboxError(e.code, e.message, { position: e.position, cost: e.cost, issues: e.issues })
 
-export async function createSandboxWorker(limits: WorkerLimits = {}): Promise<SandboxWorker> {
+/** Memory caps of a sandbox thread's own V8 heap (the QuickJS memory has its cap in SandboxLimits.memoryBytes). */
+export interface ThreadMemoryLimits {
+  maxOldGenerationSizeMb?: number
+  maxYoungGenerationSizeMb?: number
+  stackSizeMb?: number
+}
+
+/**
+ * Starts a worker thread running worker-main with one sandbox of `limits`; resolves once the sandbox is
+ * made. The thread speaks the WorkerRequest protocol (`{ ...request, seq }` in, `{ seq, ok, result | error }` out).
+ */
+export async function startSandboxThread(limits: WorkerLimits = {}, resourceLimits?: ThreadMemoryLimits): Promise<Worker> {
   // From the TypeScript sources (tests, tsx) the worker registers tsx itself before loading its entry.
   const ts = import.meta.url.endsWith('.ts')
   const entry = new URL(ts ? './worker-main.ts' : './worker-main.js', import.meta.url)
+  const options = { workerData: { limits }, resourceLimits }
   const worker = ts
-    ? new Worker(`import('tsx/esm/api').then((api) => { api.register(); return import(${JSON.stringify(entry.href)}) })`, { eval: true, workerData: { limits } })
-    : new Worker(entry, { workerData: { limits } })
+    ? new Worker(`import('tsx/esm/api').then((api) => { api.register(); return import(${JSON.stringify(entry.href)}) })`, { ...options, eval: true })
+    : new Worker(entry, options)
+  let onMessage!: (m: { ready: boolean; error?: WireError }) => void
+  let onError!: (err: Error) => void
+  let onExit!: (code: number) => void
+  try {
+    await new Promise<void>((resolve, reject) => {
+      onMessage = (m) => (m.ready ? resolve() : reject(toError(m.error!)))
+      onError = reject
+      onExit = (code) => reject(new SandboxError('SANDBOX_ERR_INTERNAL', `sandbox worker exited during start (code ${code})`))
+      worker.once('message', onMessage).once('error', onError).once('exit', onExit)
+    })
+  } catch (err) {
+    await worker.terminate()
+    throw err
+  } finally {
+    worker.off('message', onMessage).off('error', onError).off('exit', onExit)
+  }
+  return worker
+}
+
+export async function createSandboxWorker(limits: WorkerLimits = {}): Promise<SandboxWorker> {
+  const worker = await startSandboxThread(limits)
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   let seq = 0
   let closed: Error | undefined
 
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', (m: { ready: boolean; error?: WireError }) => (m.ready ? resolve() : reject(toError(m.error!))))
-    worker.once('error', reject)
-  })
   // An idle worker must not keep the process alive; a pending call must.
   worker.unref()
   worker.on('message', (m: { seq: number; ok: boolean; result?: unknown; error?: WireError }) => {

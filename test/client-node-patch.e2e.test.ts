@@ -1,5 +1,5 @@
 // @kubernetes/client-node 1.x patches against `orch up`: KubernetesObjectApi.patch (strategic merge by default)
-// and the typed API with an explicit strategic-merge Content-Type.
+// and the typed API with an explicit strategic-merge Content-Type; server-side apply with conflicts and force.
 
 import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -60,5 +60,25 @@ t.test('client-node patches a deployment with strategic merge patch', async t =>
     t.same(patched.spec?.template.spec?.containers.map(c => c.name), ['web'])
     const read = await apps.readNamespacedDeployment({ name: 'web', namespace: 'default' })
     t.same(read.spec?.template.spec?.containers.map(c => c.name), ['web'])
+  })
+
+  await t.test('server-side apply: create, a conflict with another manager (409 with causes), then force', async t => {
+    const cm = (value: string): k8s.KubernetesObject & { data: Record<string, string> } =>
+      ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' }, data: { mode: value } })
+    const first = await objects.patch(cm('a'), undefined, undefined, 'deployer', false, k8s.PatchStrategy.ServerSideApply)
+    t.match(first.metadata?.managedFields, [{ manager: 'deployer', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:mode': {} } } }])
+    try {
+      await objects.patch(cm('b'), undefined, undefined, 'tuner', false, k8s.PatchStrategy.ServerSideApply)
+      t.fail('a conflicting apply should fail')
+    } catch (err) {
+      const e = err as { code?: number, body?: string }
+      t.equal(e.code, 409)
+      const status = JSON.parse(e.body ?? '{}')
+      t.equal(status.message, 'Apply failed with 1 conflict: conflict with "deployer": .data.mode')
+      t.same(status.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "deployer"', field: '.data.mode' }])
+    }
+    const forced = await objects.patch(cm('b'), undefined, undefined, 'tuner', true, k8s.PatchStrategy.ServerSideApply) as typeof first & { data: Record<string, string> }
+    t.equal(forced.data.mode, 'b')
+    t.same(forced.metadata?.managedFields?.map(e => e.manager), ['tuner'], 'deployer lost its only field')
   })
 })

@@ -74,7 +74,8 @@ t.test('unknown and duplicate fields: Warn headers by default, 400 under Strict'
 t.test('malformed bodies, wrong kinds and content types are rejected before the registry', async t => {
   t.equal((await call('POST', CM, '{"kind":')).status, 400)
   t.equal((await call('POST', CM, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'x' } })).status, 400)
-  t.equal((await call('POST', CM, 'kind: ConfigMap', { 'content-type': 'application/vnd.kubernetes.protobuf' })).status, 415)
+  t.equal((await call('POST', CM, 'kind: ConfigMap', { 'content-type': 'application/vnd.kubernetes.protobuf' })).status, 400, 'protobuf is read: these bytes are not protobuf')
+  t.equal((await call('POST', CM, 'kind: ConfigMap', { 'content-type': 'application/x-unknown' })).status, 415)
   t.equal((await call('POST', `${CM}/a`, cm('a'))).status, 405)
   t.equal((await call('GET', CM, undefined, { accept: 'application/vnd.orch.protobuf' })).status, 406)
   t.equal((await call('GET', '/api/v1/namespaces/default/gadgets')).status, 404)

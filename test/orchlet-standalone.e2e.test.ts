@@ -40,7 +40,8 @@ const port = await new Promise<number>((resolve, reject) => {
   const timer = setTimeout(() => reject(new Error(`orchlet did not start: ${stderr}`)), 60_000)
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString()
-    const m = /"port":(\d+).*"msg":"orchlet started"/.exec(stderr)
+    // The default --logging-format is text, with structured pairs after the message.
+    const m = /orchlet started .*\bport=(\d+)/.exec(stderr)
     if (m) { clearTimeout(timer); resolve(Number(m[1])) }
   })
   child.once('exit', code => { clearTimeout(timer); reject(new Error(`orchlet exited ${code}: ${stderr}`)) })

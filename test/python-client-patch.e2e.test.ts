@@ -1,18 +1,32 @@
 // The Debian python3 kubernetes client's default patch (a dict body goes out as a strategic merge patch) against
-// `orch up`. Skipped when `/usr/bin/python3 -c 'import kubernetes'` fails (python3-kubernetes not installed);
-// ORCH_TEST_PYTHONPATH may point at an unpacked copy of the package and its dependencies.
+// `orch up`. As root, .ci/python-client.sh installs Debian's python3-kubernetes when it is missing; skipped when it
+// still cannot be imported (not root and not installed). ORCH_TEST_PYTHONPATH may point at an unpacked copy.
 
 import t from 'tap'
 import { execFile, execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { startOrch } from './orch-process.js'
 
 const PYTHON = '/usr/bin/python3'
 const env = { ...process.env, ...(process.env.ORCH_TEST_PYTHONPATH !== undefined ? { PYTHONPATH: process.env.ORCH_TEST_PYTHONPATH } : {}) }
 
+const INSTALL = fileURLToPath(new URL('../.ci/python-client.sh', import.meta.url))
+
 function hasClient (): boolean {
+  if (!importable() && process.getuid?.() === 0) {
+    try {
+      execFileSync('bash', [INSTALL], { stdio: 'ignore', timeout: 300_000 })
+    } catch {
+      return false
+    }
+  }
+  return importable()
+}
+
+function importable (): boolean {
   try {
     execFileSync(PYTHON, ['-c', 'import kubernetes'], { env, stdio: 'ignore' })
     return true

@@ -2,12 +2,13 @@
 
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { pino } from 'pino'
+import { createLogger } from '../../apiserver/logging/logger.js'
 import { runAgent } from '../agent.js'
 import { parseArgs } from '../config/argv.js'
 import { ConfigError } from '../config/errors.js'
 import { helpText, versionLine } from '../config/help.js'
 import { loadOrchletConfig } from '../config/load.js'
+import { pack } from './pack.js'
 
 export interface CliIo {
   stdout: (text: string) => void
@@ -23,13 +24,16 @@ function packageJsonPath (): string {
 
 /** Runs the command; resolves to the exit code for bad input and --help/--version, or to undefined once the agent runs. */
 export async function main (argv: readonly string[], env: Readonly<Record<string, string | undefined>>, io: CliIo): Promise<number | undefined> {
-  const logger = pino({ base: undefined }, pino.destination({ fd: 2, sync: true }))
+  if (argv[0] === 'pack') return pack(argv.slice(1), { stdout: io.stdout, stderr: io.stderr })
+  // Until the options are read (their own warnings), the default format; then the one they ask for.
+  const early = createLogger({ format: 'text', fd: 2, base: undefined })
   try {
     const args = parseArgs(argv)
     const asked = (flag: string): boolean => [...args.values].some(([o, raws]) => o.flag === flag && raws[raws.length - 1] !== 'false')
     if (asked('help')) { io.stdout(helpText()); return 0 }
     if (asked('version')) { io.stdout(`${versionLine(packageJsonPath())}\n`); return 0 }
-    const config = await loadOrchletConfig(argv, env, { logger })
+    const config = await loadOrchletConfig(argv, env, { logger: early })
+    const logger = createLogger({ format: config.loggingFormat, verbosity: config.verbosity, vmodule: config.vmodule, fd: 2, base: undefined })
     const agent = await runAgent(config, { logger })
     if (config.runOnce) {
       // --runonce: start the local pods, report how each one started, and exit.
@@ -39,7 +43,7 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
       return result.ok ? 0 : 1
     }
     const stop = (): void => {
-      agent.stop().then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
+      agent.stop({ shutdown: true }).then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

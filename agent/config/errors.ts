@@ -10,10 +10,13 @@ export type ConfigErrorCode =
 /** A start-up error; `message` is the single line printed before exiting non-zero. */
 export class ConfigError extends Error {
   readonly code: ConfigErrorCode
-  constructor (code: ConfigErrorCode, message: string) {
+  /** For a value breaking a rule: which setting (by key), the value as shown and the rule (so a value from a file can be reported there). */
+  readonly value?: { key: string, raw: string, rule: string }
+  constructor (code: ConfigErrorCode, message: string, value?: { key: string, raw: string, rule: string }) {
     super(message)
     this.name = 'ConfigError'
     this.code = code
+    this.value = value
   }
 }
 
@@ -25,9 +28,16 @@ export class ValueError extends Error {
   }
 }
 
-/** The one format every bad option value uses: `invalid value for --flag (raw): rule`. */
+/**
+ * The one format every bad value uses: `invalid value for --flag (raw): rule`, a file-only field named by its path.
+ * `key` (the setting's) is given for rules checked after loading, so a value a file gave can be reported at its field.
+ */
+export function invalidValue (name: string, raw: string, rule: string, key?: string): ConfigError {
+  return new ConfigError('ORCHLET_CONFIG_INVALID_VALUE', `invalid value for ${name} (${raw}): ${rule}`, key === undefined ? undefined : { key, raw, rule })
+}
+
 export function invalidFlag (flag: string, raw: string, rule: string): ConfigError {
-  return new ConfigError('ORCHLET_CONFIG_INVALID_VALUE', `invalid value for --${flag} (${raw}): ${rule}`)
+  return invalidValue(`--${flag}`, raw, rule)
 }
 
 /** Config file errors name the file and, when known, the field path. */

@@ -180,9 +180,11 @@ t.test('unreadable files and directories are one-line errors', async t => {
 t.test('rules apply to values from files too', async t => {
   const dir = await tempDir(t)
   await writeFile(join(dir, 'c.yaml'), HEAD + 'imageGCLowThresholdPercent: 90\nimageGCHighThresholdPercent: 80\n')
-  t.equal(await errorOf(['--config', join(dir, 'c.yaml')]), 'invalid value for --image-gc-low-threshold (90): must not be above --image-gc-high-threshold (80)')
+  // Reported at the file's field, the value and the rule (the rule may name the other option by its flag).
+  t.equal(await errorOf(['--config', join(dir, 'c.yaml')]), `invalid config file ${join(dir, 'c.yaml')}: field imageGCLowThresholdPercent: 90: must not be above --image-gc-high-threshold (80)`)
+  t.equal(await errorOf(['--config', join(dir, 'c.yaml'), '--image-gc-low-threshold', '95']), 'invalid value for --image-gc-low-threshold (95): must not be above --image-gc-high-threshold (80)', 'a flag value is reported as the flag')
   await writeFile(join(dir, 'g.yaml'), HEAD + 'featureGates: {NoSuchGate: true}\n')
   t.equal(await errorOf(['--config', join(dir, 'g.yaml')]), 'invalid value for --feature-gates (NoSuchGate=true): unrecognized feature gate: NoSuchGate')
   await writeFile(join(dir, 'v.yaml'), HEAD + 'logging: {format: json, vmodule: [{filePattern: "x", verbosity: 2}]}\n')
-  t.equal(await errorOf(['--config', join(dir, 'v.yaml')]), 'invalid value for --vmodule (x=2): works only with the text format, not --logging-format (json)')
+  t.equal(await errorOf(['--config', join(dir, 'v.yaml')]), `invalid config file ${join(dir, 'v.yaml')}: field logging.vmodule: x=2: works only with the text format, not --logging-format (json)`)
 })

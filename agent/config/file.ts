@@ -5,7 +5,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { invalidFile, ValueError } from './errors.js'
 import { path as pathKind } from './kinds.js'
-import { OPTIONS, type OptionSpec } from './options.js'
+import { SETTINGS, type SettingSpec } from './settings.js'
 
 export const CONFIG_API_VERSION = 'orchlet.config.orch.io/v1beta1'
 export const CONFIG_KIND = 'OrchletConfiguration'
@@ -14,7 +14,7 @@ export type ReadFile = (file: string) => Promise<string>
 
 type Json = Record<string, unknown>
 
-const FIELDS = new Map<string, OptionSpec>(OPTIONS.filter(o => o.field !== undefined).map(o => [o.field as string, o]))
+const FIELDS = new Map<string, SettingSpec>(SETTINGS.filter(o => o.field !== undefined).map(o => [o.field as string, o]))
 const STRUCTS = new Set<string>([...FIELDS.keys()].flatMap(f => f.split('.').slice(0, -1).map((_, i, a) => a.slice(0, i + 1).join('.'))))
 
 function isObject (x: unknown): x is Json {
@@ -84,17 +84,24 @@ async function dropIns (dir: string): Promise<string[]> {
 
 /**
  * Loads the base file (if any) and the drop-ins of `dropInDir` (if any) in lexical order, merged over it.
- * Returns the decoded value of every field set, by option key.
+ * Returns the decoded value of every field set, by setting.
  */
-export async function loadConfigFiles (configFile: string | undefined, dropInDir: string | undefined, read: ReadFile = f => fsReadFile(f, 'utf8')): Promise<Map<OptionSpec, unknown>> {
+export async function loadConfigFiles (configFile: string | undefined, dropInDir: string | undefined, read: ReadFile = f => fsReadFile(f, 'utf8'),
+  origins: Map<SettingSpec, string> = new Map()): Promise<Map<SettingSpec, unknown>> {
   const files = [...(configFile === undefined || configFile === '' ? [] : [configFile]), ...(dropInDir === undefined || dropInDir === '' ? [] : await dropIns(dropInDir))]
   let merged: Json = {}
   for (const file of files) {
     const doc = await readDoc(file, read)
     checkDoc(file, doc)
     merged = mergeConfig(merged, doc)
+    // The last file to set a field is where its value came from.
+    for (const [field, opt] of FIELDS) {
+      let node: unknown = doc
+      for (const part of field.split('.')) node = isObject(node) ? node[part] : undefined
+      if (node !== undefined && node !== null) origins.set(opt, file)
+    }
   }
-  const out = new Map<OptionSpec, unknown>()
+  const out = new Map<SettingSpec, unknown>()
   for (const [field, opt] of FIELDS) {
     let node: unknown = merged
     for (const part of field.split('.')) node = isObject(node) ? node[part] : undefined

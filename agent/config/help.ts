@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { createFeatureGates } from '../../apiserver/featuregate/featuregate.js'
 import { CONFIG_FILE_DEPRECATION, OPTIONS, type OptionSpec } from './options.js'
+import { FILE_FIELDS, type FieldSpec } from './file-fields.js'
 
 /** Kubernetes release whose orchlet option set this is (spec §7); package.json may pin it as `orchVersion`. */
 const KUBERNETES_RELEASE = 'v1.29.0'
@@ -35,6 +36,11 @@ function line (opt: OptionSpec): string {
   return `${names}${value}\n        ${stage}${opt.help}${defaultText(opt)}${dep}${gates}`
 }
 
+function fieldLine (f: FieldSpec): string {
+  const shown = f.default === undefined ? '' : ` (default ${f.kind.show(f.kind.file(f.default))})`
+  return `      ${f.field} ${f.kind.name}\n        ${f.help}${shown}`
+}
+
 export function helpText (): string {
   const head = [
     'orchlet: the orch node agent. It registers the node, runs the pods bound to it (or static pods when',
@@ -48,5 +54,6 @@ export function helpText (): string {
     '',
     'Flags:'
   ]
-  return [...head, ...[...OPTIONS].sort((a, b) => a.flag.localeCompare(b.flag)).map(line)].join('\n') + '\n'
+  const fileOnly = ['', 'Config-file-only fields (no flag sets them):', ...FILE_FIELDS.map(fieldLine)]
+  return [...head, ...[...OPTIONS].sort((a, b) => a.flag.localeCompare(b.flag)).map(line), ...fileOnly].join('\n') + '\n'
 }

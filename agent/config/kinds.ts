@@ -6,21 +6,26 @@ import { formatBytes, parseByteSize, parseBytes } from './quantity.js'
 import * as v from './values.js'
 import * as r from './resources.js'
 
-export interface Kind<T> {
+/** How a setting's value is read from the config file and shown; enough for a field no flag sets. */
+export interface FileKind<T> {
   /** Shown in `--help` as the value placeholder; bool flags show none. */
   readonly name: string
-  readonly isBool?: boolean
-  /** The value of an option with no default. */
+  /** The value of a setting with no default. */
   readonly zero: T
+  /** A value decoded from JSON/YAML; throws ValueError naming the expected type. */
+  file (value: unknown): T
+  /** For help text defaults and error messages. */
+  show (value: T): string
+}
+
+/** A kind a command-line flag can carry as well. */
+export interface Kind<T> extends FileKind<T> {
+  readonly isBool?: boolean
   /**
    * The value of every occurrence on the command line, in order. Scalars keep the last; lists append; maps merge.
    * Command-line values replace the config file's value whole, as pflag's first Set does.
    */
   flag (raws: string[]): T
-  /** A value decoded from JSON/YAML; throws ValueError naming the expected type. */
-  file (value: unknown): T
-  /** For help text defaults. */
-  show (value: T): string
 }
 
 function last (raws: string[]): string {
@@ -238,4 +243,33 @@ export const vmodule: Kind<Record<string, number>> = {
     return out
   },
   show: t => Object.entries(t).map(([k, n]) => `${k}=${n}`).join(',')
+}
+
+/** One entry of shutdownGracePeriodByPodPriority: pods of at least `priority` get `shutdownGracePeriodSeconds`. */
+export interface PriorityGracePeriod { priority: number; shutdownGracePeriodSeconds: number }
+
+function wantInteger (o: Record<string, unknown>, key: string, min: number, max: number): number {
+  const x = o[key]
+  if (typeof x !== 'number' || !Number.isInteger(x)) throw new ValueError(`${key} must be an integer, got ${typeName(x ?? null)}`)
+  if (x < min || x > max) throw new ValueError(`${key} must be between ${min} and ${max}`)
+  return x
+}
+
+/** KubeletConfiguration's `[{priority, shutdownGracePeriodSeconds}]`; a file-only kind (no flag carries it). */
+export const priorityGracePeriods: FileKind<PriorityGracePeriod[]> = {
+  name: '[{priority, shutdownGracePeriodSeconds}]',
+  zero: [],
+  file: x => {
+    const seen = new Set<number>()
+    return wantList(x).map(item => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new ValueError(`expected {priority, shutdownGracePeriodSeconds}, got ${typeName(item)}`)
+      const o = item as Record<string, unknown>
+      for (const key of Object.keys(o)) if (key !== 'priority' && key !== 'shutdownGracePeriodSeconds') throw new ValueError(`unknown field ${key} in an entry`)
+      const priority = wantInteger(o, 'priority', -(2 ** 31), 2 ** 31 - 1)
+      if (seen.has(priority)) throw new ValueError(`priority ${priority} is listed twice`)
+      seen.add(priority)
+      return { priority, shutdownGracePeriodSeconds: wantInteger(o, 'shutdownGracePeriodSeconds', 0, Number.MAX_SAFE_INTEGER) }
+    })
+  },
+  show: t => t.map(p => `${p.priority}=${p.shutdownGracePeriodSeconds}s`).join(',')
 }

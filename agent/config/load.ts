@@ -2,9 +2,10 @@
 
 import { createFeatureGates, FeatureGateError } from '../../apiserver/featuregate/featuregate.js'
 import { parseArgs } from './argv.js'
-import { ConfigError, invalidFlag, ValueError } from './errors.js'
+import { ConfigError, invalidFile, invalidFlag, ValueError } from './errors.js'
 import { loadConfigFiles, type ReadFile } from './file.js'
 import { OPTIONS, type OptionSpec } from './options.js'
+import { defaultValue, findSetting, SETTINGS, type SettingSpec } from './settings.js'
 import type { ConfigLogger, OrchletConfig } from './types.js'
 import { validateConfig } from './validate.js'
 
@@ -16,9 +17,9 @@ export interface LoadDeps {
 }
 
 /** Values given on the command line, each occurrence checked alone first so an error names the exact text. */
-function flagValues (argv: readonly string[], logger: ConfigLogger): Map<OptionSpec, unknown> {
+function flagValues (argv: readonly string[], logger: ConfigLogger): Map<SettingSpec, unknown> {
   const { values, order } = parseArgs(argv)
-  const out = new Map<OptionSpec, unknown>()
+  const out = new Map<SettingSpec, unknown>()
   for (const opt of order) {
     const raws = values.get(opt) as string[]
     for (const raw of raws) {
@@ -40,9 +41,7 @@ function flagValues (argv: readonly string[], logger: ConfigLogger): Map<OptionS
   return out
 }
 
-export function defaultValue (opt: OptionSpec): unknown {
-  return opt.default === undefined ? structuredClone(opt.kind.zero) : opt.kind.flag([opt.default])
-}
+export { defaultValue }
 
 /**
  * Builds the one OrchletConfig from argv (without node and script) and the environment.
@@ -53,13 +52,14 @@ export async function loadOrchletConfig (argv: readonly string[], env: Readonly<
   const byKey = (key: string): unknown => flags.get(OPTIONS.find(o => o.key === key) as OptionSpec)
   const configFile = byKey('config') as string | undefined
   const dropInDir = (byKey('configDir') as string | undefined) ?? env[DROPIN_DIR_ENV]
-  const files = await loadConfigFiles(configFile, dropInDir, deps.readFile)
+  const origins = new Map<SettingSpec, string>()
+  const files = await loadConfigFiles(configFile, dropInDir, deps.readFile, origins)
 
   const values: Record<string, unknown> = {}
   const explicit = new Set<string>()
-  for (const opt of OPTIONS) {
-    if (flags.has(opt) || files.has(opt)) explicit.add(opt.key)
-    values[opt.key] = flags.has(opt) ? flags.get(opt) : files.has(opt) ? files.get(opt) : defaultValue(opt)
+  for (const s of SETTINGS) {
+    if (flags.has(s) || files.has(s)) explicit.add(s.key)
+    values[s.key] = flags.has(s) ? flags.get(s) : files.has(s) ? files.get(s) : defaultValue(s)
   }
   // Gates merge key by key: a flag overrides the file's value for the gates it names, as the kubelet does.
   const gateValues = { ...(files.get(OPTIONS.find(o => o.key === 'featureGateValues') as OptionSpec) as Record<string, boolean> ?? {}), ...(byKey('featureGateValues') as Record<string, boolean> ?? {}) }
@@ -74,6 +74,14 @@ export async function loadOrchletConfig (argv: readonly string[], env: Readonly<
   delete values.help
   delete values.version
   const config = { ...values, featureGateValues: gateValues, featureGates, standalone: values.orchconfig === '' } as unknown as OrchletConfig
-  validateConfig(config, { logger: deps.logger, explicit })
+  try {
+    validateConfig(config, { logger: deps.logger, explicit })
+  } catch (err) {
+    // A rule broken by a value the file gave (and no flag overrode) is reported at the file's field.
+    const setting = err instanceof ConfigError && err.value !== undefined ? findSetting(err.value.key) : undefined
+    const file = setting === undefined || flags.has(setting) ? undefined : origins.get(setting)
+    if (err instanceof ConfigError && setting !== undefined && file !== undefined) throw invalidFile(file, setting.field, `${err.value!.raw}: ${err.value!.rule}`)
+    throw err
+  }
   return config
 }

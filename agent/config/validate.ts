@@ -1,29 +1,30 @@
 // Cross-field and range rules over the loaded configuration; the first broken rule stops start-up with one line.
 
 import { isIP } from 'node:net'
-import { invalidFlag, ValueError } from './errors.js'
+import { invalidValue, ValueError } from './errors.js'
 import { checkNodeLabels } from './labels.js'
-import { ENFORCE_LEVELS, OPTIONS, type OptionSpec } from './options.js'
+import { ENFORCE_LEVELS } from './options.js'
+import { findSetting, settingName, type SettingSpec } from './settings.js'
 import { opensslCipherName } from './tls.js'
 import type { ConfigLogger, OrchletConfig } from './types.js'
 
 type Key = keyof OrchletConfig & string
 
-function spec (key: string): OptionSpec {
-  const opt = OPTIONS.find(o => o.key === key)
-  if (opt === undefined) throw new Error(`no option with key ${key}`)
-  return opt
+function spec (key: string): SettingSpec {
+  const s = findSetting(key)
+  if (s === undefined) throw new Error(`no setting with key ${key}`)
+  return s
 }
 
-/** `--flag (shown value)` for naming another option inside a rule. */
+/** `--flag (shown value)` (or `field (shown value)`) for naming another setting inside a rule. */
 function ref (c: OrchletConfig, key: Key): string {
-  const o = spec(key)
-  return `--${o.flag} (${o.kind.show(c[key] as never)})`
+  const s = spec(key)
+  return `${settingName(s)} (${s.kind.show(c[key] as never)})`
 }
 
 function fail (c: OrchletConfig, key: Key, rule: string): never {
-  const o = spec(key)
-  throw invalidFlag(o.flag, o.kind.show(c[key] as never), rule)
+  const s = spec(key)
+  throw invalidValue(settingName(s), s.kind.show(c[key] as never), rule, s.key)
 }
 
 function range (c: OrchletConfig, key: Key, min: number, max: number): void {
@@ -127,6 +128,17 @@ function checkEviction (c: OrchletConfig): void {
   }
 }
 
+/** The kubelet's graceful node shutdown rules (KubeletConfiguration validation). */
+function checkShutdown (c: OrchletConfig): void {
+  for (const key of ['shutdownGracePeriod', 'shutdownGracePeriodCriticalPods'] as const) if (c[key] < 0) fail(c, key, 'must not be negative')
+  if (c.shutdownGracePeriodCriticalPods > c.shutdownGracePeriod) fail(c, 'shutdownGracePeriodCriticalPods', `must not be above ${ref(c, 'shutdownGracePeriod')}`)
+  const byPriority = c.shutdownGracePeriodByPodPriority.length > 0
+  needsGate(c, 'shutdownGracePeriod', 'GracefulNodeShutdown', c.shutdownGracePeriod > 0)
+  needsGate(c, 'shutdownGracePeriodByPodPriority', 'GracefulNodeShutdown', byPriority)
+  needsGate(c, 'shutdownGracePeriodByPodPriority', 'GracefulNodeShutdownBasedOnPodPriority', byPriority)
+  if (byPriority && c.shutdownGracePeriod > 0) fail(c, 'shutdownGracePeriodByPodPriority', `cannot be used with ${ref(c, 'shutdownGracePeriod')}`)
+}
+
 export interface ValidateContext {
   logger: ConfigLogger
   /** Keys set by a config file or a flag (not defaulted). */
@@ -137,12 +149,14 @@ export interface ValidateContext {
 export function validateConfig (c: OrchletConfig, ctx: ValidateContext): void {
   checkImageGc(c)
   if (c.runOnce && c.enableServer) fail(c, 'runOnce', `cannot be used with ${ref(c, 'enableServer')}`)
+  if (c.bootstrapOrchconfig !== '' && c.standalone) fail(c, 'bootstrapOrchconfig', 'needs --orchconfig, the path the connection file is written to')
   checkAllocatable(c)
   checkRates(c)
   checkPeriods(c)
   checkGated(c)
   checkNetwork(c)
   checkEviction(c)
+  checkShutdown(c)
   if (c.podCIDR !== '' && !c.standalone) ctx.logger.warn('--pod-cidr is used only in standalone mode; ignored because --orchconfig is set')
   if (c.registryPullQPS === 0 && ctx.explicit.has('registryBurst')) ctx.logger.warn('--registry-burst is used only when --registry-qps is above 0; ignored')
 }

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
-import { createApiClient, type ApiClient, type JsonObject } from '../apiclient/client.js'
-import type { Clock } from '../apiclient/rate-limiter.js'
+import { createApiClient, type ApiClient, type JsonObject } from '../../apiserver/client/rest-client.js'
+import type { Clock } from '../../apiserver/client/rate-limiter.js'
 import { startTestApiServer } from '../../test/api-server-fixture.js'
 import { createEventRecorder, type ObjectReference } from './recorder.js'
 

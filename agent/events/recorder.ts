@@ -1,8 +1,8 @@
 // Records core/v1 Events as the kubelet does: correlated (repeats bump count), spam-filtered, rate limited, written in order.
 
-import type { ApiClient, JsonObject } from '../apiclient/client.js'
-import { isConflict, isNotFound } from '../apiclient/client.js'
-import { createTokenBucket, systemClock, type Clock, type RateLimiter } from '../apiclient/rate-limiter.js'
+import type { ApiClient, JsonObject } from '../../apiserver/client/rest-client.js'
+import { isConflict, isNotFound } from '../../apiserver/client/rest-client.js'
+import { createTokenBucket, systemClock, type Clock, type RateLimiter } from '../../apiserver/client/rate-limiter.js'
 
 /** What an event is about, as core/v1 ObjectReference. `fieldPath` is e.g. `spec.containers{main}`. */
 export interface ObjectReference {

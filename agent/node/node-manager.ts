@@ -1,7 +1,7 @@
 // Registers this node with the API server, posts its status every period and renews its Lease; records node events.
 
-import type { ApiClient, JsonObject } from '../apiclient/client.js'
-import { isAlreadyExists, isConflict, isNotFound } from '../apiclient/client.js'
+import type { ApiClient, JsonObject } from '../../apiserver/client/rest-client.js'
+import { isAlreadyExists, isConflict, isNotFound } from '../../apiserver/client/rest-client.js'
 import { ANNOTATION_CONTROLLER_ATTACH_DETACH, buildNode, buildNodeStatus, microTime, type NodeHealth, type NodeSpecInput, type NodeStatusInput } from './node-object.js'
 import type { MachineFacts } from './node-info.js'
 import type { EventRecorder, ObjectReference } from '../events/recorder.js'
@@ -52,12 +52,15 @@ export interface NodeManager {
   stop(): Promise<void>
 }
 
-const LEASE_NAMESPACE = 'orch-node-lease'
+/** Where node leases live: orch's namespace, and Kubernetes' (where `kubectl describe node` looks) when the server has it. */
+const LEASE_PLACES = [
+  { group: 'coordination.orch.io', namespace: 'orch-node-lease', required: true },
+  { group: 'coordination.k8s.io', namespace: 'kube-node-lease', required: false }
+]
 
 export function createNodeManager (o: NodeManagerOptions): NodeManager {
   const name = o.spec.nodeName
   const nodePath = `/api/v1/nodes/${name}`
-  const leasePath = `/apis/coordination.orch.io/v1/namespaces/${LEASE_NAMESPACE}/leases/${name}`
   const timers: NodeJS.Timeout[] = []
   let stopped = false
   let nodeUID = ''
@@ -104,24 +107,37 @@ export function createNodeManager (o: NodeManagerOptions): NodeManager {
   }
 
   async function renewLease (): Promise<void> {
+    for (const place of LEASE_PLACES) {
+      try {
+        await renewLeaseIn(place.group, place.namespace)
+      } catch (err) {
+        // Kubernetes' lease namespace exists only when the server serves the upstream names: its absence is no error.
+        if (place.required || !isNotFound(err)) throw err
+      }
+    }
+  }
+
+  async function renewLeaseIn (group: string, namespace: string): Promise<void> {
+    const leases = `/apis/${group}/v1/namespaces/${namespace}/leases`
     const spec = { holderIdentity: name, leaseDurationSeconds: o.leaseDurationSeconds, renewTime: microTime(o.now()) }
     try {
-      const lease = await o.client.get(leasePath, { exempt: true })
-      await o.client.update(leasePath, { ...lease, spec: { ...(lease.spec as JsonObject), ...spec } }, { exempt: true })
+      const lease = await o.client.get(`${leases}/${name}`, { exempt: true })
+      await o.client.update(`${leases}/${name}`, { ...lease, spec: { ...(lease.spec as JsonObject), ...spec } }, { exempt: true })
     } catch (err) {
       if (!isNotFound(err)) throw err
-      await o.client.create(`/apis/coordination.orch.io/v1/namespaces/${LEASE_NAMESPACE}/leases`, {
-        apiVersion: 'coordination.orch.io/v1',
+      await o.client.create(leases, {
+        apiVersion: `${group}/v1`,
         kind: 'Lease',
         metadata: {
           name,
-          namespace: LEASE_NAMESPACE,
+          namespace,
           ownerReferences: nodeUID ? [{ apiVersion: 'v1', kind: 'Node', name, uid: nodeUID }] : undefined
         },
         spec: { ...spec, acquireTime: spec.renewTime }
       }, { exempt: true })
     }
   }
+
 
   function every (ms: number, what: string, fn: () => Promise<void>): void {
     const timer = setInterval(() => {

@@ -10,7 +10,11 @@ const facts: MachineFacts = {
 
 t.test('the Node carries default labels, --node-labels, taints, providerID and podCIDR', async t => {
   const node = buildNode({ nodeName: 'box', labels: { 'orch.io/role': 'edge', zone: 'a' }, taints: [{ key: 'dedicated', value: 'edge', effect: 'NoSchedule' }], providerID: 'edge://box', podCIDR: '10.1.0.0/24', unschedulable: false }, facts) as any
-  t.same(node.metadata.labels, { 'orch.io/hostname': 'box', 'orch.io/os': 'linux', 'orch.io/arch': 'amd64', 'beta.orch.io/os': 'linux', 'beta.orch.io/arch': 'amd64', 'orch.io/role': 'edge', zone: 'a' })
+  t.same(node.metadata.labels, {
+    'orch.io/hostname': 'box', 'orch.io/os': 'linux', 'orch.io/arch': 'amd64', 'beta.orch.io/os': 'linux', 'beta.orch.io/arch': 'amd64',
+    'kubernetes.io/hostname': 'box', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': 'amd64',
+    'orch.io/role': 'edge', zone: 'a'
+  })
   t.same(node.spec.taints, [{ key: 'dedicated', value: 'edge', effect: 'NoSchedule' }])
   t.equal(node.spec.providerID, 'edge://box')
   t.same(node.spec.podCIDRs, ['10.1.0.0/24'])

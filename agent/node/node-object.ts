@@ -49,14 +49,17 @@ export function microTime (ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z')
 }
 
+/** The well-known node labels, under orch's prefixes and Kubernetes' (so standard node selectors match). */
 export function defaultNodeLabels (nodeName: string, facts: MachineFacts): Record<string, string> {
-  return {
-    'orch.io/hostname': nodeName,
-    'orch.io/os': 'linux',
-    'orch.io/arch': facts.architecture,
-    'beta.orch.io/os': 'linux',
-    'beta.orch.io/arch': facts.architecture
+  const labels: Record<string, string> = {}
+  for (const prefix of ['orch.io', 'kubernetes.io']) {
+    labels[`${prefix}/hostname`] = nodeName
+    labels[`${prefix}/os`] = 'linux'
+    labels[`${prefix}/arch`] = facts.architecture
+    labels[`beta.${prefix}/os`] = 'linux'
+    labels[`beta.${prefix}/arch`] = facts.architecture
   }
+  return labels
 }
 
 export function buildNode (spec: NodeSpecInput, facts: MachineFacts): Record<string, unknown> {

@@ -1,7 +1,7 @@
 // Translates a pod and one of its containers into the runtime's sandbox and container configuration.
 
 import { join } from 'node:path'
-import type { ApiClient } from '../apiclient/client.js'
+import type { ApiClient } from '../../apiserver/client/rest-client.js'
 import type { ContainerConfig, LinuxContainerResources, PodSandboxConfig } from '../runtime/runtime.js'
 import { parseQuantity } from '../config/quantity.js'
 import type { Container, EnvVar, Pod } from './pod-types.js'

@@ -13,7 +13,6 @@ import type { Container, Pod, PodStatus } from './pod-types.js'
 import { createEventRecorder } from '../events/recorder.js'
 
 const IMAGE = 'localhost/orch-test/tool:1'
-const logger = { info () {}, warn () {} }
 
 /** One recorded event as the standalone recorder logs it. */
 interface Logged { object: string; fieldPath?: string; type: string; reason: string; message: string }

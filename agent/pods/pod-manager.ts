@@ -4,7 +4,8 @@ import type { AgentView } from '../server/agent-server.js'
 import type { SourceSink } from './sources/source.js'
 import { createPodWorker, type PodWorker, type PodWorkerDeps } from './pod-worker.js'
 import { mirrorIsCurrent, type StatusManager } from './status-manager.js'
-import { isStaticPod, podKey, type Pod, type PodSource, type PodStatus } from './pod-types.js'
+import { gracePeriodOf, isStaticPod, podKey, type Pod, type PodSource, type PodStatus } from './pod-types.js'
+import { nodeShutdownStatus, type ShutdownTarget } from './node-shutdown.js'
 import { rfc3339 } from '../node/node-object.js'
 import { podReference } from './pod-events.js'
 import { removeOrphanedPods } from './adoption.js'
@@ -31,7 +32,7 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   housekeepingMs?: number
 }
 
-export interface PodManager {
+export interface PodManager extends ShutdownTarget {
   readonly sink: SourceSink
   readonly view: AgentView
   /** Pods known and admitted, by uid. */
@@ -44,10 +45,6 @@ export interface PodManager {
   housekeeping(): Promise<string[]>
   /** The pod manager's Prometheus metrics (pods, containers by state, sync and housekeeping durations). */
   metrics(): MetricFamily[]
-}
-
-function graceOf (pod: Pod): number {
-  return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
 }
 
 export function createPodManager (d: PodManagerDeps): PodManager {
@@ -65,12 +62,20 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   let housekeepingRun: Promise<string[]> | undefined
   let lastSync = d.now()
   let closed = false
-  const stats = createStatsSummary({ nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })) })
+  const stats = createStatsSummary({ nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, handlerFor: d.handlerFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })) })
   // Re-run the reconcile periodically too, so the sync-loop health check reflects a live loop.
   const resync = setInterval(() => { reconcile(); checkMirrors() }, 10_000)
   resync.unref()
   const housekeepingTimer = setInterval(() => { void housekeeping() }, d.housekeepingMs ?? 60_000)
   housekeepingTimer.unref()
+
+  /** No more reconciling, resyncs or housekeeping: what runs now is stopped, detached or left by the caller. */
+  function close (): void {
+    closed = true
+    clearInterval(resync)
+    clearInterval(housekeepingTimer)
+    desired.clear()
+  }
 
   function onStatus (pod: Pod, status: PodStatus): void {
     d.statusManager?.set(pod, status)
@@ -205,7 +210,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   function stopUnknown (uid: string, pod: Pod): void {
     try {
       workers.set(uid, createPodWorker(pod, { ...d, onStatus }))
-      stop(uid, graceOf(pod), true)
+      stop(uid, gracePeriodOf(pod), true)
     } catch {
       if (d.statusManager !== undefined) void d.statusManager.podRemoved(pod)
     }
@@ -219,12 +224,12 @@ export function createPodManager (d: PodManagerDeps): PodManager {
     for (const [uid, w] of workers) {
       if (stopping.has(uid)) continue
       const pod = all.get(uid)
-      if (pod === undefined) stop(uid, isStaticPod(w.pod()) ? graceOf(w.pod()) : 0, isStaticPod(w.pod()))
+      if (pod === undefined) stop(uid, isStaticPod(w.pod()) ? gracePeriodOf(w.pod()) : 0, isStaticPod(w.pod()))
     }
     for (const [uid, pod] of all) {
       const w = workers.get(uid)
       if (pod.metadata.deletionTimestamp !== undefined) {
-        if (w !== undefined) stop(uid, graceOf(pod), true)
+        if (w !== undefined) stop(uid, gracePeriodOf(pod), true)
         else if (!stopping.has(uid)) stopUnknown(uid, pod)
         continue
       }
@@ -303,6 +308,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   return {
     sink: {
       set (source, pods) {
+        if (closed) return
         const first = !desired.has(source)
         desired.set(source, new Map(dropDuplicates(source, pods).map(p => [p.metadata.uid, p])))
         reconcile()
@@ -320,13 +326,20 @@ export function createPodManager (d: PodManagerDeps): PodManager {
     view,
     workers: () => workers,
     async stopAll () {
-      closed = true
-      clearInterval(resync)
-      clearInterval(housekeepingTimer)
-      desired.clear()
-      for (const [uid, w] of workers) stop(uid, graceOf(w.pod()), false)
+      close()
+      for (const [uid, w] of workers) stop(uid, gracePeriodOf(w.pod()), false)
       await Promise.all([...stopping.values()])
     },
+    close,
+    active: () => [...workers].filter(([uid, w]) => !stopping.has(uid) && !w.finished()).map(([, w]) => w.pod()),
+    async shutdownPod (uid, gracePeriodSeconds) {
+      const w = workers.get(uid)
+      if (w === undefined) return
+      stop(uid, gracePeriodSeconds, false)
+      await stopping.get(uid)
+      d.statusManager?.set(w.pod(), nodeShutdownStatus(w.status(), rfc3339(d.now())))
+    },
+    detach (uid) { workers.get(uid)?.detach() },
     async idle () { await Promise.all([...stopping.values()]) },
     housekeeping,
     metrics

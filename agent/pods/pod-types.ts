@@ -1,5 +1,7 @@
 // The parts of the Pod API the orchlet reads and writes, typed loosely enough to pass objects through unchanged.
 
+import type { ProjectedSource } from './projected-volume.js'
+
 export interface ObjectMeta {
   name: string
   namespace: string
@@ -59,6 +61,8 @@ export interface Volume {
   hostPath?: { path: string; type?: string }
   configMap?: { name: string; items?: Array<{ key: string; path: string; mode?: number }>; defaultMode?: number; optional?: boolean }
   secret?: { secretName: string; items?: Array<{ key: string; path: string; mode?: number }>; defaultMode?: number; optional?: boolean }
+  projected?: { sources?: ProjectedSource[]; defaultMode?: number }
+  downwardAPI?: { items?: Array<{ path: string; fieldRef?: { fieldPath: string }; resourceFieldRef?: { containerName?: string; resource: string; divisor?: string }; mode?: number }>; defaultMode?: number }
 }
 
 export interface PodSpec {
@@ -73,6 +77,7 @@ export interface PodSpec {
   hostname?: string
   runtimeClassName?: string
   priority?: number
+  priorityClassName?: string
   readinessGates?: Array<{ conditionType: string }>
 }
 
@@ -137,4 +142,9 @@ export function podSourceOf (pod: Pod): PodSource {
 export function isStaticPod (pod: Pod): boolean { return podSourceOf(pod) !== 'api' }
 export function isMirrorPod (pod: { metadata: { annotations?: Record<string, string> } }): boolean {
   return pod.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] !== undefined
+}
+
+/** The grace period a pod is stopped with: the deletion's, else the spec's, else the API default of 30 s. */
+export function gracePeriodOf (pod: Pod): number {
+  return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
 }

@@ -2,7 +2,7 @@
 
 import { join } from 'node:path'
 import { rm } from 'node:fs/promises'
-import type { ApiClient } from '../apiclient/client.js'
+import type { ApiClient } from '../../apiserver/client/rest-client.js'
 import type { ContainerRuntime, ContainerStatus as RuntimeContainerStatus, PodSandboxConfig } from '../runtime/runtime.js'
 import { RuntimeError } from '../runtime/runtime.js'
 import type { Backoff } from './backoff.js'
@@ -10,7 +10,7 @@ import { containerConfig, ContainerConfigError, LABEL_POD_UID, podLogDir, sandbo
 import { buildPodStatus, type ContainerRecord, type PodStatusInput } from './pod-status.js'
 import type { Container, Pod, PodStatus } from './pod-types.js'
 import { startAttemptProbes, type AttemptProbes } from './container-probes.js'
-import { cleanupPodDir, prepareVolumes, VolumeError } from './volumes.js'
+import { cleanupPodDir, prepareVolumes, refreshVolumes, VolumeError } from './volumes.js'
 import { ensureImage, ImagePullError } from './images.js'
 import type { EventRecorder } from '../events/recorder.js'
 import { createPodEvents, goDuration } from './pod-events.js'
@@ -20,6 +20,8 @@ import { terminationMessage, terminationMessageFile, terminationMessageMount } f
 
 export interface PodWorkerDeps {
   runtimeFor(handler: string): ContainerRuntime
+  /** The runtime handler of a pod (its RuntimeClass, or WebAssembly for wasm images); default: runtimeClassName. */
+  handlerFor?(pod: Pod): string
   rootDir: string
   logsRoot: string
   hostIP: string
@@ -74,7 +76,7 @@ const RETRY_REASONS = new Set(['ErrImagePull', 'ImagePullBackOff', 'ErrImageNeve
 export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   let pod = initial
   const uid = pod.metadata.uid
-  const handler = pod.spec.runtimeClassName ?? ''
+  const handler = d.handlerFor?.(pod) ?? pod.spec.runtimeClassName ?? ''
   const runtime = d.runtimeFor(handler)
   // WASI preopens directories only, so the WebAssembly runtime cannot mount a termination-message file.
   const usesMessageFile = runtime.name !== 'wasm'
@@ -91,6 +93,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   let sandboxAttempt = 0
   let podIP: string | undefined
   let volumes: Map<string, string> | undefined
+  let volumesRefreshAt: number | undefined
   const known = initial.status?.startTime !== undefined ? Date.parse(initial.status.startTime) : NaN
   let startTime: number | undefined = Number.isNaN(known) ? undefined : known
   let terminal: { phase: 'Succeeded' | 'Failed'; reason?: string; message?: string } | undefined
@@ -330,7 +333,11 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
 
   async function ensureSandbox (): Promise<boolean> {
     if (volumes === undefined) {
-      try { volumes = await prepareVolumes(pod, { rootDir: d.rootDir, client: d.client }) } catch (err) {
+      try {
+        const prepared = await prepareVolumes(pod, { rootDir: d.rootDir, client: d.client }, d.now())
+        volumes = prepared.paths
+        volumesRefreshAt = prepared.refreshAtMs
+      } catch (err) {
         if (!(err instanceof VolumeError)) throw err
         if (podMessage !== err.message) events.pod('Warning', 'FailedMount', `MountVolume.SetUp failed for volume "${err.volume}" : ${err.message.slice(`volume "${err.volume}": `.length)}`)
         podMessage = err.message
@@ -404,12 +411,22 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     }
     if (!adopted) { await adopt(); adopted = true }
     if (d.backoff.until(podKey) > d.now()) { publish(); return }
+    await refreshTokens()
     if (await ensureSandbox()) {
       d.backoff.forget(podKey)
       if (await syncInit()) await syncContainers()
     } else d.backoff.failed(podKey)
     if (terminal !== undefined) for (const s of slots.values()) stopProbes(s)
     publish()
+  }
+
+  /** Service-account tokens in projected volumes are fetched again before they expire; a failure is retried next sync. */
+  async function refreshTokens (): Promise<void> {
+    if (volumes === undefined || volumesRefreshAt === undefined || d.now() < volumesRefreshAt) return
+    try { volumesRefreshAt = await refreshVolumes(pod, { rootDir: d.rootDir, client: d.client }, d.now()) } catch (err) {
+      d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'refreshing projected service account tokens failed')
+      volumesRefreshAt = d.now() + 10_000
+    }
   }
 
   async function stopAll (grace: number): Promise<void> {

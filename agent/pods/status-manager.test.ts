@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { createApiClient, type ApiClient, type JsonObject } from '../apiclient/client.js'
+import { createApiClient, type ApiClient, type JsonObject } from '../../apiserver/client/rest-client.js'
 import { startTestApiServer } from '../../test/api-server-fixture.js'
 import { createStatusManager } from './status-manager.js'
 import { createApiSource } from './sources/api-source.js'

@@ -1,7 +1,7 @@
 // Writes pod status to the API server (for static pods, to their mirror pods), latest-wins, one writer per pod.
 
-import type { ApiClient, JsonObject } from '../apiclient/client.js'
-import { isConflict, isNotFound, isAlreadyExists } from '../apiclient/client.js'
+import type { ApiClient, JsonObject } from '../../apiserver/client/rest-client.js'
+import { isConflict, isNotFound, isAlreadyExists } from '../../apiserver/client/rest-client.js'
 import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_MIRROR, isStaticPod, type Pod, type PodStatus } from './pod-types.js'
 
 export interface StatusManager {

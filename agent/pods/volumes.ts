@@ -1,11 +1,12 @@
-// Pod volumes as host folders: emptyDir, hostPath, configMap and secret, under <root-dir>/pods/<uid>/volumes.
+// Pod volumes as host folders: emptyDir, hostPath, configMap, secret, projected and downwardAPI, under <root-dir>/pods/<uid>/volumes.
 
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
+import { existsSync, mkdirSync, renameSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
 import { dirname, join, normalize, isAbsolute } from 'node:path'
-import type { ApiClient, JsonObject } from '../apiclient/client.js'
-import { isNotFound } from '../apiclient/client.js'
+import type { ApiClient, JsonObject } from '../../apiserver/client/rest-client.js'
+import { isNotFound } from '../../apiserver/client/rest-client.js'
 import type { Pod, Volume } from './pod-types.js'
 import type { Mount } from '../runtime/runtime.js'
+import { downwardFiles, ProjectionError, projectedFiles, type VolumeFile } from './projected-volume.js'
 
 export class VolumeError extends Error {
   readonly volume: string
@@ -79,10 +80,49 @@ async function fetchData (deps: VolumeDeps, volume: string, kind: 'configmaps' |
   return out
 }
 
-/** Makes every volume of the pod present on the host; returns volume name -> host path. */
-export async function prepareVolumes (pod: Pod, deps: VolumeDeps): Promise<Map<string, string>> {
+/**
+ * Writes a volume's files; each file goes through a temporary name and a rename, so a container reading it (a token
+ * being refreshed) sees the old or the new content, never half of one.
+ */
+function writeFiles (dir: string, volume: string, files: VolumeFile[], defaultMode: number): void {
+  mkdirSync(dir, { recursive: true, mode: 0o755 })
+  for (const f of files) {
+    const rel = normalize(f.path)
+    if (isAbsolute(rel) || rel.startsWith('..')) throw new VolumeError(volume, `item path "${f.path}" must be relative and stay inside the volume`)
+    const file = join(dir, rel)
+    mkdirSync(dirname(file), { recursive: true })
+    const tmp = `${file}.${process.pid}.tmp`
+    writeFileSync(tmp, f.data, { mode: f.mode ?? defaultMode })
+    chmodSync(tmp, f.mode ?? defaultMode)
+    renameSync(tmp, file)
+  }
+}
+
+async function writeProjectedVolume (pod: Pod, v: Volume & { projected: NonNullable<Volume['projected']> }, dir: string, deps: VolumeDeps, now: number): Promise<number | undefined> {
+  try {
+    const projected = await projectedFiles(pod, v.projected.sources ?? [], deps.client, now)
+    writeFiles(dir, v.name, projected.files, v.projected.defaultMode ?? 0o644)
+    return projected.refreshAtMs
+  } catch (err) {
+    if (err instanceof ProjectionError) throw new VolumeError(v.name, err.message)
+    throw err
+  }
+}
+
+export interface PreparedVolumes {
+  /** Volume name -> host path. */
+  paths: Map<string, string>
+  /** When a projected token is due for refreshing (refreshVolumes); undefined when the pod has none. */
+  refreshAtMs?: number
+}
+
+const projectedDir = (base: string, name: string): string => join(base, 'orch.io~projected', name)
+
+/** Makes every volume of the pod present on the host. */
+export async function prepareVolumes (pod: Pod, deps: VolumeDeps, now = Date.now()): Promise<PreparedVolumes> {
   const base = join(podDir(deps.rootDir, pod.metadata.uid), 'volumes')
   const out = new Map<string, string>()
+  let refreshAtMs: number | undefined
   for (const v of pod.spec.volumes ?? []) {
     if (v.emptyDir !== undefined) {
       const dir = join(base, 'orch.io~empty-dir', v.name)
@@ -100,11 +140,37 @@ export async function prepareVolumes (pod: Pod, deps: VolumeDeps): Promise<Map<s
       const data = await fetchData(deps, v.name, 'secrets', pod.metadata.namespace, v.secret.secretName, v.secret.optional === true)
       writeProjected(dir, v.name, data ?? new Map(), data === undefined ? [] : v.secret.items, v.secret.defaultMode ?? 0o644)
       out.set(v.name, dir)
+    } else if (v.projected !== undefined) {
+      const dir = projectedDir(base, v.name)
+      rmSync(dir, { recursive: true, force: true })
+      const at = await writeProjectedVolume(pod, v as Volume & { projected: NonNullable<Volume['projected']> }, dir, deps, now)
+      if (at !== undefined) refreshAtMs = Math.min(refreshAtMs ?? Infinity, at)
+      out.set(v.name, dir)
+    } else if (v.downwardAPI !== undefined) {
+      const dir = join(base, 'orch.io~downward-api', v.name)
+      rmSync(dir, { recursive: true, force: true })
+      try { writeFiles(dir, v.name, downwardFiles(pod, v.downwardAPI.items ?? []), v.downwardAPI.defaultMode ?? 0o644) } catch (err) {
+        if (err instanceof ProjectionError) throw new VolumeError(v.name, err.message)
+        throw err
+      }
+      out.set(v.name, dir)
     } else {
-      throw new VolumeError(v.name, 'unsupported volume source (supported: emptyDir, hostPath, configMap, secret)')
+      throw new VolumeError(v.name, 'unsupported volume source (supported: emptyDir, hostPath, configMap, secret, projected, downwardAPI)')
     }
   }
-  return out
+  return { paths: out, refreshAtMs }
+}
+
+/** Writes the projected volumes of a running pod again (fresh tokens); returns when to do it next. */
+export async function refreshVolumes (pod: Pod, deps: VolumeDeps, now = Date.now()): Promise<number | undefined> {
+  const base = join(podDir(deps.rootDir, pod.metadata.uid), 'volumes')
+  let refreshAtMs: number | undefined
+  for (const v of pod.spec.volumes ?? []) {
+    if (v.projected === undefined || !(v.projected.sources ?? []).some(s => s.serviceAccountToken !== undefined)) continue
+    const at = await writeProjectedVolume(pod, v as Volume & { projected: NonNullable<Volume['projected']> }, projectedDir(base, v.name), deps, now)
+    if (at !== undefined) refreshAtMs = Math.min(refreshAtMs ?? Infinity, at)
+  }
+  return refreshAtMs
 }
 
 /** The runtime mounts of one container from its volumeMounts. */

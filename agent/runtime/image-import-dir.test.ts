@@ -28,3 +28,30 @@ t.test('imports OCI archives dropped in the folder, once, and reports a broken o
   await dir.scan()
   t.equal(imports, 2, 'unchanged files are not imported again')
 })
+
+t.test('an import that fails for lack of space is reported once and tried again when space is back', async t => {
+  const root = mkdtempSync(join(tmpdir(), 'orch-import-full-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  writeFileSync(join(root, 'img.tar'), 'x')
+  let full = true
+  let attempts = 0
+  const failures: string[] = []
+  const importer = {
+    importImage: async () => {
+      attempts++
+      if (full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+      return [{ id: 'sha256:1', repoTags: ['localhost/x:1'], repoDigests: [], size: 1 }]
+    }
+  }
+  const dir = watchImportDir({ dir: root, importer, checkFrequencyMs: 60_000, logger: { info () {}, warn () {} }, onFailure: (_p, m) => failures.push(m) })
+  t.teardown(() => dir.stop())
+  await dir.scan()
+  await dir.scan()
+  t.equal(attempts, 2, 'retried at the next scan')
+  t.same(failures, [`importing ${join(root, 'img.tar')}: no space left on device`], 'reported once')
+  full = false
+  await dir.scan()
+  t.equal(attempts, 3)
+  await dir.scan()
+  t.equal(attempts, 3, 'imported: not again')
+})

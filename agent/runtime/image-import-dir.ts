@@ -11,7 +11,12 @@ export interface ImportDirOptions {
   importer: ImageImporter
   checkFrequencyMs: number
   logger: { info(o: object, m?: string): void; warn(o: object, m?: string): void }
+  /** A failed import, once per file version (the orchlet turns it into a Warning Event on its Node). */
+  onFailure?: (path: string, message: string) => void
 }
+
+/** Failures that are about the disk, not the file: the import is tried again at the next scan. */
+const RETRIED = new Set(['ENOSPC', 'EDQUOT', 'EIO'])
 
 export interface ImportDir { scan(): Promise<void>; stop(): void }
 
@@ -31,6 +36,7 @@ function candidates (dir: string): string[] {
 /** Scans at start and every period; a file is imported again only when its size or mtime changed. */
 export function watchImportDir (o: ImportDirOptions): ImportDir {
   const seen = new Map<string, string>()
+  const reported = new Map<string, string>()
   let busy = false
   async function scan (): Promise<void> {
     if (busy) return
@@ -44,8 +50,16 @@ export function watchImportDir (o: ImportDirOptions): ImportDir {
         try {
           const images = await o.importer.importImage(path)
           o.logger.info({ path, images: images.flatMap(i => i.repoTags) }, 'imported image layout')
+          reported.delete(path)
         } catch (err) {
-          o.logger.warn({ path, err: (err as Error).message }, 'image layout import failed')
+          const message = (err as Error).message
+          const code = (err as NodeJS.ErrnoException).code ?? (/\b(ENOSPC|EDQUOT|EIO)\b/.exec(message)?.[1])
+          // A full disk may empty again: the file is retried then, without repeating the report.
+          if (code !== undefined && RETRIED.has(code)) seen.delete(path)
+          if (reported.get(path) === stamp) continue
+          reported.set(path, stamp)
+          o.logger.warn({ path, err: message }, 'image layout import failed')
+          o.onFailure?.(path, code === 'ENOSPC' || code === 'EDQUOT' ? `importing ${path}: no space left on device` : `importing ${path}: ${message}`)
         }
       }
     } finally { busy = false }

@@ -10,9 +10,12 @@ import { createAgentServer, type AgentView } from './agent-server.js'
 import { createAuthenticator } from './authn.js'
 import { createAuthorizer } from './authz.js'
 import { loadServingTls } from './tls.js'
-import { createApiClient } from '../apiclient/client.js'
+import { createApiClient } from '../../apiserver/client/rest-client.js'
 import { renderPrometheus } from './metrics.js'
 import { attributesFor } from './authz.js'
+import { connect as tlsConnect } from 'node:tls'
+import { X509Certificate } from 'node:crypto'
+import { createCa, issueCertificate } from '../../apiserver/pki/certs.js'
 
 const logger = { warn () {}, info () {} }
 
@@ -100,7 +103,7 @@ async function start (t: Test, opts: { anonymous: boolean; clientCa?: string; ap
   })
   await server.start()
   t.teardown(async () => { await server.close(); await client?.close(); rmSync(dir, { recursive: true, force: true }) })
-  return { port: server.ports().port!, ports: server.ports(), ca: tls.cert.toString() }
+  return { port: server.ports().port!, ports: server.ports(), ca: tls.cert.toString(), server }
 }
 
 t.test('serves the pod list over TLS to anonymous callers when anonymous auth is on', async t => {
@@ -129,6 +132,24 @@ t.test('authenticates a client certificate signed by the client CA', async t => 
   const anon = await request(`https://127.0.0.1:${s.port}/pods`, { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) })
   t.equal(anon.statusCode, 401)
   await body(anon)
+})
+
+t.test('updateTls serves a new certificate from the next handshake on, keeping client certificate authentication', async t => {
+  const ca = await createCa('cluster-ca')
+  const admin = await issueCertificate(ca, { subject: { commonName: 'admin' }, usage: 'client' })
+  const s = await start(t, { anonymous: false, clientCa: ca.certPem })
+  const peer = async (): Promise<string> => await new Promise((resolve, reject) => {
+    const sock = tlsConnect({ host: '127.0.0.1', port: s.port, rejectUnauthorized: false }, () => { resolve(sock.getPeerCertificate().fingerprint256); sock.destroy() })
+    sock.on('error', reject)
+  })
+  const before = await peer()
+  t.equal(before, new X509Certificate(s.ca).fingerprint256, 'the self-signed pair first')
+  const issued = await issueCertificate(ca, { subject: { commonName: 'system:node:node-a', organizations: ['system:nodes'] }, usage: 'server', hosts: ['node-a', '127.0.0.1'] })
+  s.server.updateTls({ cert: Buffer.from(issued.certPem), key: Buffer.from(issued.keyPem) })
+  t.equal(await peer(), new X509Certificate(issued.certPem).fingerprint256, 'then the issued one')
+  const res = await request(`https://127.0.0.1:${s.port}/pods`, { dispatcher: new Agent({ connect: { ca: ca.certPem, servername: 'node-a', cert: admin.certPem, key: admin.keyPem } }) })
+  t.equal(res.statusCode, 200, 'verified against the cluster CA; the client certificate still authenticates')
+  await body(res)
 })
 
 t.test('checks bearer tokens with a cached TokenReview and authorizes with a cached SubjectAccessReview', async t => {

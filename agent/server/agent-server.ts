@@ -49,6 +49,8 @@ export interface AgentServer {
   start(): Promise<void>
   /** Bound ports (useful with port 0). */
   ports(): { port?: number; readOnlyPort?: number; healthzPort?: number }
+  /** Serves a new certificate and key on the TLS port from the next handshake on (a rotated serving certificate). */
+  updateTls(pair: { cert: Buffer; key: Buffer }): void
   close(): Promise<void>
 }
 
@@ -72,6 +74,12 @@ function intParam (u: URL, name: string): number | undefined {
 
 export function createAgentServer (o: AgentServerOptions): AgentServer {
   const servers: Array<{ which: 'port' | 'readOnlyPort' | 'healthzPort'; server: Server }> = []
+  let tls = o.tls
+  let https: ReturnType<typeof createHttpsServer> | undefined
+
+  function secureOptions (t: ServingTls): Parameters<typeof createHttpsServer>[0] & object {
+    return { cert: t.cert, key: t.key, minVersion: t.minVersion, ciphers: t.ciphers, requestCert: o.clientCaPem !== undefined, rejectUnauthorized: false, ca: o.clientCaPem }
+  }
 
   function healthz (res: ServerResponse, url: URL): void {
     const checks = o.view.healthChecks()
@@ -161,16 +169,8 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
   return {
     async start () {
       if (o.enableServer) {
-        if (o.tls === undefined) throw new Error('the orchlet server needs TLS material')
-        const https = createHttpsServer({
-          cert: o.tls.cert,
-          key: o.tls.key,
-          minVersion: o.tls.minVersion,
-          ciphers: o.tls.ciphers,
-          requestCert: o.clientCaPem !== undefined,
-          rejectUnauthorized: false,
-          ca: o.clientCaPem
-        }, guard(secured))
+        if (tls === undefined) throw new Error('the orchlet server needs TLS material')
+        https = createHttpsServer(secureOptions(tls), guard(secured))
         await listen(https, o.address, o.port)
         servers.push({ which: 'port', server: https })
         if (o.readOnlyPort > 0) {
@@ -193,6 +193,12 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
       const out: ReturnType<AgentServer['ports']> = {}
       for (const s of servers) out[s.which] = (s.server.address() as AddressInfo).port
       return out
+    },
+    updateTls (pair) {
+      if (tls === undefined) throw new Error('the orchlet server has no TLS port')
+      tls = { ...tls, cert: pair.cert, key: pair.key }
+      // setSecureContext takes the whole context: the version, ciphers and client CA stay as configured.
+      https?.setSecureContext(secureOptions(tls))
     },
     async close () {
       await Promise.all(servers.map(async s => {

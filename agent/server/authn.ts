@@ -2,7 +2,7 @@
 
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
-import type { ApiClient } from '../apiclient/client.js'
+import type { ApiClient } from '../../apiserver/client/rest-client.js'
 import { createTtlCache } from './ttl-cache.js'
 
 export interface User { name: string; uid?: string; groups: string[]; extra?: Record<string, string[]> }

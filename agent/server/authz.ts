@@ -1,6 +1,6 @@
 // May this caller do this to the node? AlwaysAllow, or a SubjectAccessReview per the kubelet's attribute mapping.
 
-import type { ApiClient } from '../apiclient/client.js'
+import type { ApiClient } from '../../apiserver/client/rest-client.js'
 import type { User } from './authn.js'
 import { createTtlCache } from './ttl-cache.js'
 

@@ -1,6 +1,6 @@
 // /configz: the running configuration as the kubelet serves it, `{"orchletconfig": {...}}` in OrchletConfiguration's field layout.
 
-import { OPTIONS, type OptionSpec } from '../config/options.js'
+import { SETTINGS, type SettingSpec } from '../config/settings.js'
 import * as k from '../config/kinds.js'
 import type { OrchletConfig } from '../config/types.js'
 
@@ -20,7 +20,7 @@ function shownMap (text: string): Record<string, string> {
 }
 
 /** One option's value in its config-file form. */
-function fileForm (o: OptionSpec, value: unknown): unknown {
+function fileForm (o: SettingSpec, value: unknown): unknown {
   if (MAP_KINDS.has(o.kind)) return shownMap(o.kind.show(value))
   if (STRING_KINDS.has(o.kind)) return o.kind.show(value)
   if (o.kind === k.reservedMemory) {
@@ -40,11 +40,11 @@ function setPath (into: Record<string, unknown>, path: string, value: unknown): 
   at[keys[keys.length - 1]!] = value
 }
 
-/** Every option that has a config-file field, at that field, in the file's spelling. */
+/** Every setting that has a config-file field (file-only ones too), at that field, in the file's spelling. */
 export function configzOf (config: OrchletConfig): { orchletconfig: Record<string, unknown> } {
   const out: Record<string, unknown> = {}
   const values = config as unknown as Record<string, unknown>
-  for (const o of OPTIONS as readonly OptionSpec[]) {
+  for (const o of SETTINGS) {
     if (o.field === undefined) continue
     setPath(out, o.field, fileForm(o, values[o.key]))
   }

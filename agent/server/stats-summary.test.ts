@@ -24,8 +24,13 @@ t.test('/stats/summary reports the node from /proc and statfs and each running c
   }
   pods.sink.set('file', [p])
   await waitForStatus(pods, p, s => s.containerStatuses?.[0]?.state.running !== undefined)
-  await new Promise(resolve => setTimeout(resolve, 200))
-  const first = await pods.view.statsSummary() as any
+  // A container's first stats appear once the runtime has sampled it (later on a loaded machine): wait for them.
+  let first: any
+  for (let i = 0; i < 100; i++) {
+    first = await pods.view.statsSummary()
+    if (first.pods[0]?.containers[0]?.cpu !== undefined) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
   await new Promise(resolve => setTimeout(resolve, 300))
   const s = await pods.view.statsSummary() as any
   t.equal(s.node.nodeName, 'node-a')

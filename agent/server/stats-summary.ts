@@ -13,6 +13,7 @@ export interface StatsSummaryDeps {
   /** The pods the node runs, with their latest status (container ids come from it). */
   pods(): Array<{ pod: Pod; status?: PodStatus }>
   runtimeFor(handler: string): ContainerRuntime
+  handlerFor?(pod: Pod): string
   /** /proc, replaceable in tests. */
   procRoot?: string
 }
@@ -68,7 +69,7 @@ export function createStatsSummary (d: StatsSummaryDeps): StatsSummaryProvider {
   async function podStats (pod: Pod, status: PodStatus | undefined): Promise<Record<string, unknown>> {
     const containers: Array<Record<string, unknown>> = []
     let runtime: ContainerRuntime | undefined
-    try { runtime = d.runtimeFor(pod.spec.runtimeClassName ?? '') } catch { runtime = undefined }
+    try { runtime = d.runtimeFor(d.handlerFor?.(pod) ?? pod.spec.runtimeClassName ?? '') } catch { runtime = undefined }
     for (const cs of status?.containerStatuses ?? []) {
       const id = containerId(cs)
       if (cs.state.running === undefined || id === undefined || runtime === undefined) continue

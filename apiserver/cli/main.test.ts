@@ -40,3 +40,30 @@ t.test('writes a kubeconfig with context orch and no credentials', async t => {
   t.match(y, /current-context: orch/)
   t.notMatch(y, /token|password|client-key/)
 })
+
+t.test('bad logging flags are usage errors naming the flag', async t => {
+  const cases: Array<[string[], RegExp]> = [
+    [['apiserver', '--logging-format', 'xml'], /invalid --logging-format "xml": want text or json/],
+    [['scheduler', '--kubeconfig', '/nonexistent', '--vmodule', 'sched'], /invalid --vmodule entry "sched": want pattern=N/],
+    [['apiserver', '--logging-format=json', '--vmodule=a=1'], /--vmodule works only with the text format/],
+    [['up', '-v', 'x'], /invalid value "x" for --v/]
+  ]
+  for (const [argv, message] of cases) {
+    const r = io()
+    t.equal(await main(argv, r.io), 2, argv.join(' '))
+    t.match(r.err.join(''), message)
+  }
+})
+
+t.test('orch up refuses a bad --controller-manager-config with one line before starting', async t => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs')
+  const { join } = await import('node:path')
+  const { tmpdir } = await import('node:os')
+  const dir = mkdtempSync(join(tmpdir(), 'orch-cm-config-'))
+  const file = join(dir, 'cm.yaml')
+  writeFileSync(file, 'apiVersion: orchcontrollermanager.config.orch.io/v1alpha1\nkind: OrchControllerManagerConfiguration\nGeneric: {Controllers: 5}\n')
+  const r = io()
+  t.equal(await main(['up', '--data-dir', join(dir, 'data'), '--port', '0', '--controller-manager-config', file], r.io), 1)
+  t.equal(r.err.join('').trim().split('\n').length, 1)
+  t.match(r.err.join(''), file)
+})

@@ -1,19 +1,45 @@
 // `orch up` / `orch apiserver`: opens the store, starts the registry and the HTTP server, writes the kubeconfig, shuts down on signals.
 
 import { mkdir, rm } from 'node:fs/promises'
-import { join } from 'node:path'
+import { hostname } from 'node:os'
+import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
-import { createApiServer, type ApiServer } from '../server.js'
+import { createApiServer, type ApiServer, type ApiServerOptions } from '../server.js'
 import { createRegistry } from '../registry/registry.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
 import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js'
 import type { Store } from '../storage/store.js'
 import type { Registry } from '../registry/types.js'
-import { writeKubeconfig } from './kubeconfig.js'
-import { startLocalNode } from './local-node.js'
-import { createSandbox } from '../../sandbox/sandbox.js'
-import { lazySandboxCelRules } from '../registry/cel-rules.js'
+import { buildAuthentication, nodeKubeconfigPath, prepareSecurity, writeClientKubeconfig } from './security.js'
+import type { SecurityOptions } from './security-flags.js'
+import type { AuditOptions } from './audit-flags.js'
+import type { AuthnConfigOptions } from './authn-config-flags.js'
+import type { AdmissionOptions } from '../admission/build.js'
+import type { FeatureGates } from '../featuregate/featuregate.js'
+import { setUpAdmission, type AdmissionSetup } from './admission-setup.js'
+import { defaultAdmission } from './admission-flags.js'
+import { openStructuredAuth, structuredAuthRequested, type OpenedStructuredAuth } from './structured-auth.js'
+import { openAuditor } from '../audit/open.js'
+import type { Auditor } from '../audit/auditor.js'
+import { registryDeprecations } from '../endpoints/audit.js'
+import { createAuthorizationStack, type RunningAuthorization } from '../auth/authorization-stack.js'
+import type { AuthorizationMode } from '../auth/authorizer.js'
+import type { Authorizer } from '../auth/types.js'
+import { buildRuleResolver } from '../auth/rule-resolvers.js'
+import { bootstrapTokenAuthenticator, registrySecretLookup } from '../auth/bootstrap-tokens.js'
+import { signerPermission } from '../auth/signer-permission.js'
+import type { ServerPki } from '../pki/data-dir.js'
+import { registryUidLookup } from '../registry/object-uids.js'
+import { prepareLocalNode, startLocalNode, writeLocalNodeCredentials, type LocalNodeOptions } from './local-node.js'
+import { createSandboxPool } from '../../sandbox/pool.js'
+import { lazyCelRules } from '../registry/cel-rules.js'
+import { startStorageSpaceEvents, type StorageSpaceEvents } from '../registry/storage-space-events.js'
 import type { RunningAgent } from '../../agent/agent.js'
+import { startControllerManager } from '../controllers/manager.js'
+import { inProcessClient } from '../controllers/client/in-process.js'
+import { startScheduler } from '../scheduler/run.js'
+import { controllerSettingsOf } from './components.js'
+import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 
 export interface UpOptions {
   dataDir: string
@@ -21,12 +47,61 @@ export interface UpOptions {
   bindAddress: string
   logger: Logger
   /** Run an orchlet for this machine (`orch up`); `orch apiserver` runs the API server alone. */
-  localNode?: { nodeName: string; port: number; configFile?: string }
+  localNode?: Omit<LocalNodeOptions, 'dataDir' | 'kubeconfigPath' | 'logger'>
+  /** Threads evaluating CRD validation rules (default: the number of cores). */
+  celWorkers?: number
+  /** Serve the `*.orch.io` groups under their Kubernetes names too (default true). */
+  upstreamAliases?: boolean
+  /** Request timeout, in-flight caps and the connection cap of the API server (defaults as kube-apiserver's). */
+  limits?: Pick<ApiServerOptions, 'requestTimeoutMs' | 'inflight' | 'maxConnections' | 'minRequestTimeoutMs' | 'livezGracePeriodMs'>
+  /** --shutdown-delay-duration: on stop, /readyz fails at once and requests are still served this long (default 0). */
+  shutdownDelayMs?: number
+  /** Run the controller manager and the scheduler in process (default true; `orch apiserver` runs neither). */
+  controllers?: boolean
+  /** `--controllers` of `orch up` (default: all). */
+  controllerList?: string[]
+  /** --controller-manager-config, read and checked: an OrchControllerManagerConfiguration for the in-process controllers. */
+  controllerManagerConfig?: LoadedConfig['config']
+  /** NodeLifecycleController.NodeMonitorGracePeriod (default 40 s). */
+  nodeMonitorGracePeriodMs?: number
+  /** The store's space: quota (0 = the disk), reserve, and whether a full store fails /readyz (else informational). */
+  storage?: { quotaBytes?: number; reserveBytes?: number; readyzFailOnFull?: boolean }
+  /** TLS, authentication and authorization (the flags of security-flags.ts). */
+  security: SecurityOptions
+  /** --authentication-config, --oidc-*, --authorization-config (authn-config-flags.ts). */
+  structuredAuth?: AuthnConfigOptions
+  /** --feature-gates of the API server. */
+  featureGates?: FeatureGates
+  /** --enable-admission-plugins, --disable-admission-plugins, --admission-control-config-file (default: defaultAdmission()). */
+  admission?: AdmissionOptions
+  /** --audit-policy-file, --audit-log-* (audit-flags.ts); no auditing without. */
+  audit?: AuditOptions
+}
+
+/** The controller manager and the scheduler on one set of informers, talking to the registry in process. */
+function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: ServerPki, authorizer: Authorizer): { stop(): void } {
+  const config = o.controllerManagerConfig ?? {}
+  const fromConfig = controllerSettingsOf(config)
+  const cm = startControllerManager({
+    client: inProcessClient(registry, 'orch-controller-manager'),
+    logger: logger.child({ component: 'controller-manager' }),
+    controllers: o.controllerList ?? config.Generic?.Controllers,
+    concurrency: concurrencyOf(config),
+    settings: {
+      ...fromConfig,
+      nodeMonitorGracePeriodMs: o.nodeMonitorGracePeriodMs ?? fromConfig.nodeMonitorGracePeriodMs,
+      rootCABundle: pki.servingCaPem,
+      csrSigning: { ca: pki.ca },
+      csrApprovalAuthorizer: authorizer
+    }
+  })
+  const scheduler = startScheduler({ client: inProcessClient(registry, 'orch-scheduler'), logger: logger.child({ component: 'scheduler' }), informers: cm.informers })
+  return { stop () { scheduler.stop(); cm.stop() } }
 }
 
 export interface ControlPlane {
   server: ApiServer
-  /** The address clients use (http://host:port). */
+  /** The address clients use (https://host:port). */
   url: string
   kubeconfigPath: string
   /** Drains and stops everything: readyz fails, watches end, store flushed. Idempotent. */
@@ -40,60 +115,154 @@ function clientHost (bind: string): string {
   return bind.includes(':') ? `[${bind}]` : bind
 }
 
-export async function startControlPlane (o: UpOptions): Promise<ControlPlane> {
+export async function startControlPlane (options: UpOptions): Promise<ControlPlane> {
+  // Absolute from here on: paths written into the generated orchlet configuration resolve against its own folder.
+  const o: UpOptions = { ...options, dataDir: resolve(options.dataDir) }
   const { logger } = o
-  await mkdir(o.dataDir, { recursive: true })
   const kubeconfigPath = join(o.dataDir, 'kubeconfig')
+  // Every configuration is checked before anything listens or writes a file.
+  const orchconfigPath = nodeKubeconfigPath(o.dataDir)
+  const prepared = o.localNode === undefined ? undefined : await prepareLocalNode({ dataDir: o.dataDir, kubeconfigPath: orchconfigPath, logger, ...o.localNode })
+  await mkdir(o.dataDir, { recursive: true })
+  const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = await openLmdbStore({ path: join(o.dataDir, 'store'), logger })
+  const store: Store = await openLmdbStore({
+    path: join(o.dataDir, 'store'),
+    logger,
+    quotaBytes: o.storage?.quotaBytes,
+    reserveBytes: o.storage?.reserveBytes
+  })
   let registry: Registry | undefined
   let server: ApiServer | undefined
-  // One CEL sandbox for the process, made when the first CRD with validation rules needs it.
-  const cel = lazySandboxCelRules(async () => await createSandbox({ deadlineMs: 250 }))
+  let workloads: { stop(): void } | undefined
+  let spaceEvents: StorageSpaceEvents | undefined
+  let authz: RunningAuthorization | undefined
+  let auditor: Auditor | undefined
+  let structured: OpenedStructuredAuth | undefined
+  let admission: AdmissionSetup | undefined
+  // CEL rules run on a pool of sandbox threads, made when the first CRD with validation rules needs it.
+  const cel = lazyCelRules(() => createSandboxPool({ size: o.celWorkers, limits: { deadlineMs: 250 } }))
   try {
-    registry = createRegistry({ store, logger, celRules: cel })
+    // Tokens are checked against the objects they are bound to, in the registry the reviews live in: hence the getter.
+    let built: Registry | undefined
+    const bootstrapTokens = o.security.bootstrapTokenAuth
+      ? [bootstrapTokenAuthenticator(async name => await registrySecretLookup(built!)(name), Date.now, why => logger.debug({ why }, 'bootstrap token refused'))]
+      : []
+    structured = structuredAuthRequested(o.structuredAuth)
+      ? await openStructuredAuth(o.structuredAuth, o.security.serviceAccountIssuers, logger, () => authz)
+      : undefined
+    const jwt = structured?.jwt === undefined ? [] : [structured.jwt]
+    const authn = await buildAuthentication(security, registryUidLookup(() => built!, () => Date.now()), [...bootstrapTokens, ...jwt])
+    // With --authorization-config both RBAC and Node run (and NodeRestriction), for the configured chain to name them.
+    // (Webhook modes are in the configured chain, which then decides.)
+    const modes: AuthorizationMode[] = o.structuredAuth?.authorizationConfigFile !== undefined
+      ? ['Node', 'RBAC']
+      : o.security.authorizationModes.filter(m => m !== 'Webhook')
+    // The RBAC and Node authorizers watch the registry, whose reviews and write checks ask them: built in two steps.
+    const adm = admission = setUpAdmission({
+      options: o.admission ?? defaultAdmission(), registry: () => built!, authorizer: { authorize: async a => await authorizer.authorize(a) }, logger, celWorkers: o.celWorkers,
+      featureGates: o.featureGates
+    })
+    const stack = createAuthorizationStack(modes, { nodeRestriction: adm.nodeRestriction })
+    const configured = structured?.authorizer
+    const authorizer: Authorizer = { authorize: async a => await (configured ?? authz!.authorizer).authorize(a) }
+    registry = createRegistry({
+      store,
+      logger,
+      celRules: cel,
+      upstreamAliases: o.upstreamAliases,
+      ...adm.registryOptions,
+      authenticator: authn.authenticator,
+      apiAudiences: o.security.apiAudiences,
+      authorizer,
+      ruleResolver: buildRuleResolver(modes, () => ({ rulesFor: async (user, ns) => await authz!.ruleResolver.rulesFor(user, ns) })),
+      admission: [...stack.admission, ...adm.validating],
+      tokenIssuer: authn.serviceAccountTokens,
+      maxTokenExpirationSeconds: o.security.maxTokenExpirationSeconds,
+      signerPermission: signerPermission(authorizer)
+    })
+    built = registry
+    const started = authz = stack.start(registry, logger)
+    if (o.audit !== undefined) auditor = await openAuditor(o.audit, logger, { deprecatedApi: registryDeprecations(registry) })
     let registryStarted = false
     const startRegistry = registry.start().then(() => { registryStarted = true })
     server = createApiServer({
       registry,
       logger,
+      ...o.limits,
       openapi: { v2: buildOpenAPIv2, v3GroupVersion: buildOpenAPIv3GroupVersion },
+      tls: security.tls,
+      audit: auditor,
+      orchletTls: { certPem: security.pki.orchletClient.certPem, keyPem: security.pki.orchletClient.keyPem, caPem: security.pki.ca.certPem },
+      authentication: authn.authenticator,
+      authorization: authorizer,
       healthChecks: [
         { name: 'etcd', check: async () => { await store.get('/healthz-probe') } },
-        { name: 'poststarthook/start-registry', check: () => { if (!registryStarted) throw new Error('registry not started') } }
-      ]
+        { name: 'poststarthook/start-registry', check: () => { if (!registryStarted) throw new Error('registry not started') } },
+        started.healthCheck
+      ],
+      readyChecks: [{
+        name: 'storage-space',
+        // listed as [-]storage-space while full; fails readiness only when asked; logged once per transition by the store
+        informational: o.storage?.readyzFailOnFull !== true,
+        quiet: true,
+        check: () => { const s = store.space(); if (s.full) throw new Error(s.message) }
+      }]
     })
     await startRegistry
+    await started.reconcile()
+    await adm.start(registry)
+    spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
+    // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
+    workloads = o.controllers === false ? undefined : startWorkloads(registry, logger, o, security.pki, authorizer)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
-    const url = `http://${clientHost(o.bindAddress)}:${port}`
-    await writeKubeconfig(kubeconfigPath, url)
+    const url = `https://${clientHost(o.bindAddress)}:${port}`
+    if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
+    await writeClientKubeconfig(kubeconfigPath, url, security.pki, security.pki.admin)
     logger.info({ url, dataDir: o.dataDir, kubeconfig: kubeconfigPath }, 'orch is serving')
-    const node: RunningAgent | undefined = o.localNode === undefined
-      ? undefined
-      : await startLocalNode({ dataDir: o.dataDir, kubeconfigPath, logger, ...o.localNode })
+    const node: RunningAgent | undefined = prepared === undefined ? undefined : await startLocalNode(prepared)
+    const running = workloads
     let stopping: Promise<void> | undefined
     const srv = server
     const reg = registry
+    const events = spaceEvents
+    const audit = auditor
     return {
       server: srv,
       url,
       kubeconfigPath,
       stop: () => (stopping ??= (async () => {
-        // The node agent goes first, while the API server can still take its last status writes.
-        await node?.stop()
+        // Readiness fails first; load balancers get --shutdown-delay-duration to notice while requests are served.
         srv.beginShutdown()
+        if ((o.shutdownDelayMs ?? 0) > 0) await new Promise(resolve => setTimeout(resolve, o.shutdownDelayMs))
+        // The node agent goes next, while the API server can still take its last status writes.
+        await node?.stop({ shutdown: true })
+        running?.stop()
         await srv.close()
+        await audit?.close()
+        await structured?.close()
+        await events.stop()
+        await adm.stop()
+        started.stop()
         await reg.stop()
-        cel.dispose()
+        await cel.dispose()
         await store.close()
         await rm(kubeconfigPath, { force: true })
       })())
     }
   } catch (err) {
+    // A failed start leaves no kubeconfig behind.
+    await rm(kubeconfigPath, { force: true }).catch(() => {})
+    workloads?.stop()
     await server?.close().catch(() => {})
+    await auditor?.close().catch(() => {})
+    await structured?.close().catch(() => {})
+    await spaceEvents?.stop()
+    await admission?.stop().catch(() => {})
+    authz?.stop()
     await registry?.stop().catch(() => {})
-    cel.dispose()
+    await cel.dispose()
     await store.close().catch(() => {})
     throw err
   }

@@ -2,10 +2,12 @@
 
 import type { IncomingMessage } from 'node:http'
 import { parseAllDocuments, isMap, isSeq, isScalar, type Node as YamlNode } from 'yaml'
-import { badRequest, requestEntityTooLarge } from '../errors/status-error.js'
+import { badRequest, requestEntityTooLarge, unsupportedMediaType } from '../errors/status-error.js'
 import type { DecodedObject } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
-import type { BodyFormat } from './negotiate.js'
+import { CUSTOM_BODY_MEDIA_TYPES, type BodyFormat } from './negotiate.js'
+import { ProtobufDecodeError, decodeEnvelope } from './protobuf/decode.js'
+import type { Messages } from './protobuf/messages.js'
 import { findDuplicateKeys, MAX_JSON_DEPTH, MaxDepthError } from './json-duplicates.js'
 
 /** Kubernetes' limit for a request body (3 MiB). */
@@ -129,7 +131,16 @@ function requireObject (value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>
 }
 
-export function decodeBody (bytes: Buffer, format: BodyFormat): DecodedObject {
+export function decodeBody (bytes: Buffer, format: BodyFormat, messages?: Messages): DecodedObject {
+  if (format === 'protobuf') {
+    if (messages === undefined) throw unsupportedMediaType('application/vnd.kubernetes.protobuf', CUSTOM_BODY_MEDIA_TYPES)
+    try {
+      return { object: decodeEnvelope(bytes, messages), duplicateFields: [] }
+    } catch (err) {
+      if (err instanceof ProtobufDecodeError) throw badRequest(err.message)
+      throw err
+    }
+  }
   const text = bytes.toString('utf8')
   if (text.trim() === '') throw badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input")
   return format === 'json' ? decodeJson(text) : decodeYaml(text)

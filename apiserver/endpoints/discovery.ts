@@ -37,16 +37,20 @@ export function storageVersionHash (def: ResourceDefinition): string {
 
 const SUB_VERBS = ['get', 'patch', 'update']
 
-function resourceEntries (def: ResourceDefinition): Array<Record<string, unknown>> {
+function resourceEntries (def: ResourceDefinition, registry: Registry): Array<Record<string, unknown>> {
   const main: Record<string, unknown> = {
     name: def.plural, singularName: def.singular, namespaced: def.namespaced, kind: def.kind, verbs: def.verbs
   }
   if (def.shortNames.length > 0) main.shortNames = def.shortNames
   if (def.categories.length > 0) main.categories = def.categories
-  main.storageVersionHash = storageVersionHash(def)
+  // Create-only resources store nothing, so kube-apiserver gives them no storage version hash.
+  if (def.virtual !== true) main.storageVersionHash = storageVersionHash(def)
   const out = [main]
   if (def.subresources.status === true) {
     out.push({ name: `${def.plural}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: SUB_VERBS })
+  }
+  if (def.subresources.approval === true) {
+    out.push({ name: `${def.plural}/approval`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: SUB_VERBS })
   }
   // Connect-style subresources served by the HTTP layer itself (endpoints/pod-log.ts).
   if (def.group === '' && def.plural === 'pods') {
@@ -54,6 +58,14 @@ function resourceEntries (def: ResourceDefinition): Array<Record<string, unknown
   }
   if (def.subresources.scale !== undefined) {
     out.push({ name: `${def.plural}/scale`, singularName: '', namespaced: def.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: SUB_VERBS })
+  }
+  // POST-only subresources with their own handlers (pods/binding, pods/eviction), named with their request kind.
+  for (const name of registry.subresourceNames(def.group, def.version, def.plural)) {
+    const creater = registry.subresource(def.group, def.version, def.plural, name)
+    if (creater === undefined) continue
+    const [groupOrVersion, maybeVersion] = creater.requestKind.apiVersions[0].split('/')
+    const gv = maybeVersion === undefined ? {} : { group: groupOrVersion, version: maybeVersion }
+    out.push({ name: `${def.plural}/${name}`, singularName: '', namespaced: def.namespaced, ...gv, kind: creater.requestKind.kind, verbs: ['create'] })
   }
   return out
 }
@@ -106,7 +118,7 @@ export function createDiscovery (registry: Registry): Discovery {
             serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }]
           }
         }
-        return resourceList(idx, '', path.version)
+        return resourceList(idx, '', path.version, registry)
       }
       if (path.group === undefined) {
         return {
@@ -118,18 +130,18 @@ export function createDiscovery (registry: Registry): Discovery {
       const versions = idx.groups.get(path.group)
       if (path.group === '' || versions === undefined) throw pathNotFound()
       if (path.version === undefined) return { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(path.group, versions) }
-      return resourceList(idx, path.group, path.version)
+      return resourceList(idx, path.group, path.version, registry)
     }
   }
 }
 
-function resourceList (idx: Index, group: string, version: string): Record<string, unknown> {
+function resourceList (idx: Index, group: string, version: string, registry: Registry): Record<string, unknown> {
   const defs = idx.byGroupVersion.get(`${group}/${version}`)
   if (defs === undefined) throw pathNotFound()
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: group === '' ? version : `${group}/${version}`,
-    resources: defs.flatMap(resourceEntries)
+    resources: defs.flatMap(d => resourceEntries(d, registry))
   }
 }

@@ -1,7 +1,9 @@
 // Response bodies: served bytes written as they are for JSON, lists assembled around item bytes, YAML/Table/pretty forms, gzip.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { gzipSync } from 'node:zlib'
+import type { Transform, Writable } from 'node:stream'
+import { pipeline } from 'node:stream'
+import { createGzip } from 'node:zlib'
 import { stringify as yamlStringify } from 'yaml'
 import type { StatusError } from '../errors/status-error.js'
 import type { ListResult } from '../registry/types.js'
@@ -14,6 +16,9 @@ import { buildTable, partialObjectMetadata, type TableConvertor } from './table.
 export const GZIP_MIN_BYTES = 128 * 1024
 
 export interface EncodedBody { contentType: string; body: Buffer }
+
+/** A body written in parts (a list's items as stored), never joined into one buffer. */
+export interface ChunkedBody { contentType: string; parts: Buffer[] }
 
 const JSON_TYPE = 'application/json'
 const YAML_TYPE = 'application/yaml'
@@ -43,7 +48,7 @@ export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boole
   if (media.form === 'json' && !pretty) return { contentType: JSON_TYPE, body: bytes }
   const object = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
   if (media.form === 'table' && conv !== undefined) {
-    const table = buildTable(conv, media.tableGroup, [object], {})
+    const table = buildTable(conv, media.tableGroup, [object], {}, media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
   }
   if (media.form === 'metadata') {
@@ -54,14 +59,14 @@ export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boole
 }
 
 function listMetadata (list: ListResult): Record<string, unknown> {
-  const m: Record<string, unknown> = { resourceVersion: list.resourceVersion }
-  if (list.continue !== '') m.continue = list.continue
+  // Spec §2.3: `continue` is present on list responses, the empty string at the end of a paged list.
+  const m: Record<string, unknown> = { resourceVersion: list.resourceVersion, continue: list.continue }
   if (list.remainingItemCount !== undefined) m.remainingItemCount = list.remainingItemCount
   return m
 }
 
 /** A collection: `{"kind":"<Kind>List",...,"items":[` + item bytes + `]}`, items never re-serialized for JSON. */
-export function encodeList (def: ResourceDefinition, list: ListResult, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
+export function encodeList (def: ResourceDefinition, list: ListResult, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody | ChunkedBody {
   if (media.form === 'json' && !pretty) {
     const head = JSON.stringify({ kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list) })
     const parts: Buffer[] = [Buffer.from(head.slice(0, -1) + ',"items":[')]
@@ -70,11 +75,11 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
       parts.push(item)
     })
     parts.push(CLOSE)
-    return { contentType: JSON_TYPE, body: Buffer.concat(parts) }
+    return { contentType: JSON_TYPE, parts }
   }
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
   if (media.form === 'table' && conv !== undefined) {
-    const table = buildTable(conv, media.tableGroup, objects, listMetadata(list))
+    const table = buildTable(conv, media.tableGroup, objects, listMetadata(list), media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
   }
   if (media.form === 'metadata') {
@@ -89,20 +94,48 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']}')
 
-/** Writes a complete response; gzips large bodies when the request allows it. */
-export function send (req: IncomingMessage, res: ServerResponse, status: number, encoded: EncodedBody, headers: Record<string, string | string[]> = {}): void {
+/**
+ * Writes a complete response. Large bodies are gzipped when the request allows it, as a stream (never in one
+ * blocking call); a chunked body is written part by part with backpressure, so a big list is not copied whole.
+ */
+export function send (req: IncomingMessage, res: ServerResponse, status: number, encoded: EncodedBody | ChunkedBody, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent || res.destroyed) return
-  let body = encoded.body
+  const parts = 'parts' in encoded ? encoded.parts : [encoded.body]
+  let length = 0
+  for (const p of parts) length += p.length
   const out: Record<string, string | string[]> = { ...headers, 'Content-Type': encoded.contentType }
-  if (body.length > GZIP_MIN_BYTES && acceptsGzip(req)) {
-    body = gzipSync(body)
+  const gzip = length > GZIP_MIN_BYTES && acceptsGzip(req)
+  if (gzip) {
     out['Content-Encoding'] = 'gzip'
     out.Vary = 'Accept-Encoding'
+  } else {
+    out['Content-Length'] = String(length)
   }
-  out['Content-Length'] = String(body.length)
   res.writeHead(status, out)
-  if (req.method === 'HEAD') res.end()
-  else res.end(body)
+  if (req.method === 'HEAD') { res.end(); return }
+  if (!gzip && parts.length === 1) { res.end(parts[0]); return }
+  const sink: Writable = gzip ? createGzip() : res
+  if (gzip) pipeline(sink as Transform, res, () => {})
+  writeParts(sink, parts).then(() => sink.end(), () => res.destroy())
+}
+
+async function writeParts (sink: Writable, parts: Buffer[]): Promise<void> {
+  for (let i = 0; i < parts.length; i++) {
+    if (sink.destroyed) return
+    if (!sink.write(parts[i])) await drained(sink)
+    parts[i] = EMPTY // written: let it go
+  }
+}
+
+const EMPTY = Buffer.alloc(0)
+
+/** Resolves when the sink can take more, or is gone (a client that left must not hold the rest of the body). */
+function drained (sink: Writable): Promise<void> {
+  return new Promise(resolve => {
+    const done = (): void => { sink.off('drain', done); sink.off('close', done); resolve() }
+    sink.once('drain', done)
+    sink.once('close', done)
+  })
 }
 
 /** Headers every error carries: Retry-After for 429/503/504 when the Status names a delay. */

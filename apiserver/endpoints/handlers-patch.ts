@@ -15,6 +15,7 @@ import { respond } from './handlers-write.js'
 import { parseMediaType } from './negotiate.js'
 import { parse, strictDecoding } from './patch-body.js'
 import { strategicMergePatch } from './patch-strategic.js'
+import { APPLY_PATCH, serveApply } from './patch-apply.js'
 import { buildRequestContext, parseBoolean } from './request-context.js'
 
 export const JSON_PATCH = 'application/json-patch+json'
@@ -50,13 +51,14 @@ export function viaRegistryPatch (decode: (text: string, ctx: RequestContext, ca
 }
 
 /**
- * The served patch types, in the order a 415 lists them (kube-apiserver's order). Server-side apply
- * (`application/apply-patch+yaml`, custom resources too) registers its own entry here.
+ * The served patch types, in the order a 415 lists them (kube-apiserver's order); server-side apply serves
+ * custom resources too.
  */
 export const PATCH_TYPES: readonly PatchType[] = [
   { mediaType: JSON_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => jsonPatch(text, ctx)) },
   { mediaType: MERGE_PATCH, customResources: true, serve: viaRegistryPatch((text, ctx) => mergePatch(text, ctx)) },
-  { mediaType: STRATEGIC_MERGE_PATCH, customResources: false, serve: viaRegistryPatch((text, ctx, call) => strategicMergePatch(text, ctx, call.def, call.subresource)) }
+  { mediaType: STRATEGIC_MERGE_PATCH, customResources: false, serve: viaRegistryPatch((text, ctx, call) => strategicMergePatch(text, ctx, call.def, call.subresource)) },
+  { mediaType: APPLY_PATCH, customResources: true, serve: serveApply }
 ]
 
 export async function servePatch (call: Call): Promise<void> {

@@ -4,7 +4,7 @@ import { isStatusError } from '../errors/status-error.js'
 import { encodeList, encodeObject, send, sendError, warningHeaders } from './encode.js'
 import type { Call } from './handlers.js'
 import { buildRequestContext, parseListQuery, parseTimeoutMs, parseWatchQuery } from './request-context.js'
-import { createScaleTableConvertor, createTableConvertor, type TableConvertor } from './table.js'
+import { createScaleTableConvertor, type TableConvertor } from './table.js'
 import { createWatchStream, defaultWatchTimeoutMs, watchEncoderFor } from './watch.js'
 
 /** Subresource views (Scale) have no printer columns of their own: they use the default Table. */
@@ -37,7 +37,7 @@ export async function serveWatch (call: Call): Promise<void> {
   const { env, req, res, url, def } = call
   const ctx = buildRequestContext(req, call.user, url.searchParams, false)
   const query = parseWatchQuery(url.searchParams, call.info.name)
-  const timeoutMs = parseTimeoutMs(url.searchParams) ?? defaultWatchTimeoutMs(env.random)
+  const timeoutMs = parseTimeoutMs(url.searchParams) ?? defaultWatchTimeoutMs(env.random, env.minRequestTimeoutMs)
   const resourceKey = `${def.group}/${def.version}/${def.plural}`
   const encoder = watchEncoderFor(call.media, env.convertor(def), resourceKey)
   let untrack = (): void => {}

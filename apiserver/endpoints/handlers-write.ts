@@ -6,15 +6,21 @@ import { checkKind, decodeBody, readBody } from './decode.js'
 import { encodeList, encodeObject, send, warningHeaders } from './encode.js'
 import type { Call } from './handlers.js'
 import { bodyFormat } from './negotiate.js'
+import type { Messages } from './protobuf/messages.js'
 import { buildRequestContext, parseDeleteOptions, parseDryRun, parseListQuery } from './request-context.js'
 
 /** decode: Content-Type check (415), bounded read (413), parse (400), kind/apiVersion check (400). */
 async function decode (call: Call, kind?: string, apiVersion?: string): Promise<DecodedObject> {
   const format = bodyFormat(call.req.headers['content-type'])
   if (typeof format !== 'string') throw format
-  const body = decodeBody(await readBody(call.req), format)
+  const body = decodeBody(await readBody(call.req), format, protobufMessages(call))
   checkKind(body, call.def, kind, apiVersion)
   return body
+}
+
+/** Protobuf bodies are read for built-in kinds only; custom resources answer 415 to them, as in Kubernetes. */
+function protobufMessages (call: Call): Messages | undefined {
+  return call.def.custom === undefined ? call.env.protobuf : undefined
 }
 
 function metadataOf (body: DecodedObject): Record<string, unknown> {
@@ -76,7 +82,7 @@ async function readDeleteBody (call: Call): Promise<Record<string, unknown> | un
   if (typeof format !== 'string') throw format
   const bytes = await readBody(call.req)
   if (bytes.toString('utf8').trim() === '') return undefined
-  return decodeBody(bytes, format).object
+  return decodeBody(bytes, format, call.env.protobuf).object
 }
 
 async function deleteContext (call: Call): Promise<{ ctx: RequestContext; opts: ReturnType<typeof parseDeleteOptions>['opts'] }> {

@@ -255,6 +255,13 @@ t.test('serves Table form with printer columns and metadata-only row objects', a
   const orch = await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: 'application/json;as=Table;v=v1;g=meta.orch.io' })
   t.equal(orch.json.apiVersion, 'meta.orch.io/v1')
   t.same(orch.json.columnDefinitions.map((c: any) => c.name), ['Name', 'Created At'])
+  const whole = await call('GET', '/apis/apps/v1/namespaces/default/deployments?includeObject=Object', undefined, { accept })
+  t.equal(whole.json.rows[0].object.kind, 'Deployment', 'includeObject=Object carries the whole object (kubectl --sort-by)')
+  t.equal(whole.json.rows[0].object.spec.replicas, 3)
+  const none = await call('GET', '/apis/apps/v1/namespaces/default/deployments?includeObject=None', undefined, { accept })
+  t.equal(none.json.rows[0].object, undefined)
+  const bad = await call('GET', '/apis/apps/v1/namespaces/default/deployments?includeObject=All', undefined, { accept })
+  t.equal(bad.status, 400)
 })
 
 t.test('gzips large responses when asked and pretty-prints on request', async t => {

@@ -1,18 +1,19 @@
-// Resource requests: authenticate, authorize, resolve the handler, check scope and verb, then run the verb.
+// Resource requests: resolve the handler, check scope and verb, then run the verb (authn/authz wrap this, see server.ts).
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Messages } from './protobuf/messages.js'
 import type { Logger } from 'pino'
-import { methodNotAllowed, pathNotFound, type StatusError } from '../errors/status-error.js'
+import { badRequest, methodNotAllowed, methodNotRouted, pathNotFound, type StatusError } from '../errors/status-error.js'
 import type { Registry, ResourceHandler, Subresource, UserInfo } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
-import { negotiateResponse, type ResponseMedia } from './negotiate.js'
-import { authenticate, authorize } from './request-context.js'
+import { negotiateResponse, type IncludeObject, type ResponseMedia } from './negotiate.js'
 import type { RequestInfo } from './request-info.js'
 import type { TableConvertor } from './table.js'
 import type { WatchStream } from './watch.js'
 import { serveGet, serveList, serveWatch } from './handlers-read.js'
 import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './handlers-write.js'
 import { servePatch } from './handlers-patch.js'
+import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresource.js'
 import type { PodLogProxy } from './pod-log.js'
 import { buildRequestContext } from './request-context.js'
 
@@ -27,8 +28,12 @@ export interface ResourceEnv {
   /** Registers an open watch so shutdown can end it; returns the unregister function. */
   trackWatch(stream: WatchStream): () => void
   maxWatchPendingBytes?: number
+  /** --min-request-timeout: a watch without timeoutSeconds lasts between this and twice this (default 30 min). */
+  minRequestTimeoutMs?: number
   /** Serves GET pods/{name}/log by streaming from the pod's orchlet; without it the subresource is 404. */
   podLogs?: PodLogProxy
+  /** The Kubernetes protobuf messages (request bodies in `application/vnd.kubernetes.protobuf`). */
+  protobuf?: Messages
 }
 
 /** One resource request after routing. */
@@ -63,6 +68,7 @@ function route (env: ResourceEnv, info: RequestInfo): { handler: ResourceHandler
   if (info.subresource !== '') {
     if (info.subresource === 'status' && def.subresources.status === true) subresource = 'status'
     else if (info.subresource === 'scale' && def.subresources.scale !== undefined) subresource = 'scale'
+    else if (info.subresource === 'approval' && def.subresources.approval === true) subresource = 'approval'
     else return pathNotFound()
     if (info.verb !== 'get' && info.verb !== 'update' && info.verb !== 'patch') return methodNotAllowed(methodOf(info.verb), describeTarget(info))
     return { handler, def, subresource }
@@ -84,20 +90,33 @@ function methodOf (verb: RequestInfo['verb']): string {
   }
 }
 
-/** Serves one resource request; throws StatusError for the caller to write. */
-export async function serveResource (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo): Promise<void> {
-  const user = authenticate(req)
-  authorize(user, info)
+/** Serves one resource request for `user` (authenticated and authorized by the wrappers around it); throws StatusError. */
+export async function serveResource (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo, user: UserInfo): Promise<void> {
   if (info.subresource === 'log' && info.group === '' && info.resource === 'pods' && info.namespace !== '' && env.podLogs !== undefined) {
     if (info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
     const ctx = buildRequestContext(req, user, url.searchParams, false)
     return await env.podLogs.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, query: url.searchParams, req, res })
   }
+  const creater = info.subresource === '' ? undefined : env.registry.subresource(info.group, info.version, info.resource, info.subresource)
+  if (creater !== undefined && info.namespace !== '') {
+    if (info.verb !== 'create') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
+    return await serveSubresourceCreate(env, req, res, url, info, user, creater)
+  }
+  const createOnly = env.registry.creater(info.group, info.version, info.resource)
+  if (createOnly !== undefined) {
+    // Only POST on the collection exists (as kube-apiserver installs a Creater-only storage): other paths are
+    // unknown, other methods on the collection are not allowed.
+    const namespaced = createOnly.definition.namespaced
+    if (info.name !== '' || (namespaced ? info.namespace === '' : info.namespace !== '')) throw pathNotFound()
+    if (info.verb !== 'create') throw methodNotRouted()
+    return await serveCreaterCreate(env, req, res, url, info, user, createOnly)
+  }
   const routed = route(env, info)
   if ('code' in routed) throw routed
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'
-  const media = negotiateResponse(req.headers.accept, { allowTable: isRead })
-  if ('code' in media) throw media
+  const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead })
+  if ('code' in negotiated) throw negotiated
+  const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated
   const pretty = url.searchParams.get('pretty') === 'true' || url.searchParams.get('pretty') === '1'
   const call: Call = { env, req, res, url, info, user, pretty, media, ...routed }
   switch (info.verb) {
@@ -110,4 +129,11 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
     case 'deletecollection': return await serveDeleteCollection(call)
     case 'patch': return await servePatch(call)
   }
+}
+
+/** `?includeObject=` of a Table request; 400 for a value Kubernetes does not know. */
+function includeObjectOf (value: string | null): IncludeObject {
+  if (value === null || value === '') return 'Metadata'
+  if (value === 'None' || value === 'Metadata' || value === 'Object') return value
+  throw badRequest(`includeObject: Unsupported value: "${value}": supported values: "None", "Metadata", "Object"`)
 }

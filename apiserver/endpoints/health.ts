@@ -6,6 +6,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 export interface HealthCheck {
   name: string
   check(): void | Promise<void>
+  /**
+   * Informational: a failure is listed (`[-]name failed`) but does not fail the endpoint it is part of; its own
+   * path (/readyz/<name>) still answers 500 while it fails.
+   */
+  informational?: boolean
+  /** Its failures are reported elsewhere (e.g. logged once per transition): not logged per request. */
+  quiet?: boolean
 }
 
 export interface HealthEndpoints {
@@ -19,6 +26,11 @@ export interface HealthOptions {
   /** Checks only /readyz runs (shutdown, ...). */
   readyChecks: HealthCheck[]
   onFailure?: (endpoint: string, check: string, err: unknown) => void
+  /**
+   * True while --livez-grace-period runs from the start: /livez then takes unfinished post-start hooks as done
+   * (they are expected to finish), as kube-apiserver does; /healthz and /readyz still report them.
+   */
+  inLivezGrace?: () => boolean
 }
 
 const TIMEOUT_MS = 5000
@@ -48,8 +60,11 @@ function text (res: ServerResponse, status: number, body: string): void {
 }
 
 export function createHealthEndpoints (opts: HealthOptions): HealthEndpoints {
+  const graced = (c: HealthCheck): HealthCheck => c.name.startsWith('poststarthook/')
+    ? { ...c, check: async () => { if (opts.inLivezGrace?.() !== true) await c.check() } }
+    : c
   const checksFor = (endpoint: string): HealthCheck[] =>
-    endpoint === 'readyz' ? [...opts.checks, ...opts.readyChecks] : opts.checks
+    endpoint === 'readyz' ? [...opts.checks, ...opts.readyChecks] : endpoint === 'livez' ? opts.checks.map(graced) : opts.checks
 
   async function all (res: ServerResponse, endpoint: string, url: URL): Promise<void> {
     const verbose = url.searchParams.has('verbose') && url.searchParams.get('verbose') !== 'false'
@@ -63,9 +78,9 @@ export function createHealthEndpoints (opts: HealthOptions): HealthEndpoints {
       if (r === 'excluded') lines.push(`[+]${c.name} excluded: ok`)
       else if (r === undefined) lines.push(`[+]${c.name} ok`)
       else {
-        failed = true
+        if (c.informational !== true) failed = true
         lines.push(`[-]${c.name} failed: reason withheld`)
-        opts.onFailure?.(endpoint, c.name, r)
+        if (c.quiet !== true) opts.onFailure?.(endpoint, c.name, r)
       }
     })
     const unknown = [...excluded].filter(n => !checks.some(c => c.name === n))
@@ -97,7 +112,7 @@ export function createHealthEndpoints (opts: HealthOptions): HealthEndpoints {
       const err = await runCheck(check)
       if (err === undefined) text(res, 200, 'ok')
       else {
-        opts.onFailure?.(endpoint, name, err)
+        if (check.quiet !== true) opts.onFailure?.(endpoint, name, err)
         text(res, 500, 'internal server error: reason withheld\n')
       }
       return true

@@ -32,11 +32,13 @@ t.test('answers 406 when nothing acceptable is served', async t => {
   t.ok(acceptsJson('application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json'))
 })
 
-t.test('reads JSON and YAML bodies, 415 for anything else', async t => {
+t.test('reads JSON, YAML and protobuf bodies, 415 for anything else', async t => {
   t.equal(bodyFormat(undefined), 'json')
   t.equal(bodyFormat('application/json; charset=utf-8'), 'json')
   t.equal(bodyFormat('application/yaml'), 'yaml')
-  for (const ct of ['text/plain', 'application/vnd.kubernetes.protobuf', 'application/merge-patch+json']) {
+  t.equal(bodyFormat('application/vnd.kubernetes.protobuf'), 'protobuf')
+  t.equal(bodyFormat('application/vnd.orch.protobuf'), 'protobuf')
+  for (const ct of ['text/plain', 'application/merge-patch+json']) {
     const r = bodyFormat(ct)
     t.ok(r instanceof StatusError && r.code === 415, ct)
   }

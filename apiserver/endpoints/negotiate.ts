@@ -13,11 +13,18 @@ export interface MediaRange {
 export type ResponseMedia =
   | { form: 'json' }
   | { form: 'yaml' }
-  | { form: 'table'; tableGroup: string }
+  | { form: 'table'; tableGroup: string; includeObject?: IncludeObject }
   | { form: 'metadata'; metaGroup: string }
 
+/** What a Table row carries of its object (`?includeObject=`): nothing, its metadata (the default), or all of it. */
+export type IncludeObject = 'None' | 'Metadata' | 'Object'
+
 export const SERVED_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/json;as=Table;v=v1;g=meta.k8s.io']
-export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml']
+export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']
+/** What custom resources take: no protobuf (they have no messages), as in Kubernetes. */
+export const CUSTOM_BODY_MEDIA_TYPES = ['application/json', 'application/yaml']
+/** Protobuf request bodies, under Kubernetes' name and orch's own. */
+export const PROTOBUF_SUBTYPES = new Set(['vnd.kubernetes.protobuf', 'vnd.orch.protobuf'])
 export const META_GROUPS = ['meta.k8s.io', 'meta.orch.io']
 
 /** Parses an Accept header into ranges ordered by q (stable for equal q). Malformed entries are skipped. */
@@ -95,7 +102,7 @@ export function acceptsJson (accept: string | undefined): boolean {
   return parseAccept(accept).some(r => r.params.as === undefined && isJsonLike(r))
 }
 
-export type BodyFormat = 'json' | 'yaml'
+export type BodyFormat = 'json' | 'yaml' | 'protobuf'
 
 /** The body format of a POST/PUT; a missing Content-Type is read as JSON, as Kubernetes does. */
 export function bodyFormat (contentType: string | undefined): BodyFormat | StatusError {
@@ -104,6 +111,7 @@ export function bodyFormat (contentType: string | undefined): BodyFormat | Statu
   if (m !== undefined && m.type === 'application') {
     if (m.subtype === 'json') return 'json'
     if (m.subtype === 'yaml') return 'yaml'
+    if (PROTOBUF_SUBTYPES.has(m.subtype)) return 'protobuf'
   }
   return unsupportedMediaType(contentType, BODY_MEDIA_TYPES)
 }

@@ -7,6 +7,7 @@ import type { Registry } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
 import { send } from './encode.js'
 import { acceptsJson } from './negotiate.js'
+import { OPENAPI_V2_PROTOBUF, OPENAPI_V2_PROTOBUF_CONTENT_TYPE, encodeOpenAPIv2 } from './protobuf/openapi-v2.js'
 
 /** The document builders of apiserver/schema/openapi.ts, injected so the HTTP layer does not build schemas itself. */
 export interface OpenAPIBuilders {
@@ -19,6 +20,16 @@ interface Doc { body: Buffer; hash: string }
 function docOf (value: unknown): Doc {
   const body = Buffer.from(JSON.stringify(value))
   return { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() }
+}
+
+function protobufDocOf (doc: Record<string, unknown>): Doc {
+  const body = encodeOpenAPIv2(doc)
+  return { body, hash: createHash('sha512').update(body).digest('hex').toUpperCase() }
+}
+
+/** Whether the client takes OpenAPI v2 as protobuf (kubectl 1.27/1.28 ask for it first). */
+function wantsProtobuf (accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some(a => a.trim().split(';')[0] === OPENAPI_V2_PROTOBUF)
 }
 
 /** `api/v1` or `apis/{group}/{version}`: the path segment Kubernetes uses under /openapi/v3. */
@@ -34,6 +45,7 @@ export interface OpenAPIEndpoint {
 
 export function createOpenAPIEndpoint (registry: Registry, builders: OpenAPIBuilders): OpenAPIEndpoint {
   let v2: Doc | undefined
+  let v2pb: Doc | undefined
   let v3: Map<string, Doc | { group: string; version: string }> | undefined
   let v3Root: Doc | undefined
 
@@ -64,7 +76,7 @@ export function createOpenAPIEndpoint (registry: Registry, builders: OpenAPIBuil
     return v3Root
   }
 
-  function reply (req: IncomingMessage, res: ServerResponse, doc: Doc, immutable: boolean): void {
+  function reply (req: IncomingMessage, res: ServerResponse, doc: Doc, immutable: boolean, contentType = 'application/json'): void {
     const etag = `"${doc.hash}"`
     const headers: Record<string, string> = {
       ETag: etag,
@@ -75,15 +87,21 @@ export function createOpenAPIEndpoint (registry: Registry, builders: OpenAPIBuil
       res.end()
       return
     }
-    send(req, res, 200, { contentType: 'application/json', body: doc.body }, headers)
+    send(req, res, 200, { contentType, body: doc.body }, headers)
   }
 
   return {
-    invalidate () { v2 = undefined; v3 = undefined; v3Root = undefined },
+    invalidate () { v2 = undefined; v2pb = undefined; v3 = undefined; v3Root = undefined },
     serve (req, res, url) {
       const p = url.pathname.replace(/\/+$/, '')
       if (p !== '/openapi/v2' && !p.startsWith('/openapi/v3')) return false
-      if (!acceptsJson(req.headers.accept)) throw notAcceptable(['application/json'])
+      if (p === '/openapi/v2' && wantsProtobuf(req.headers.accept)) {
+        v2 ??= docOf(builders.v2(registry.definitions()))
+        v2pb ??= protobufDocOf(JSON.parse(v2.body.toString('utf8')) as Record<string, unknown>)
+        reply(req, res, v2pb, false, OPENAPI_V2_PROTOBUF_CONTENT_TYPE)
+        return true
+      }
+      if (!acceptsJson(req.headers.accept)) throw notAcceptable(['application/json', OPENAPI_V2_PROTOBUF])
       if (p === '/openapi/v2') {
         v2 ??= docOf(builders.v2(registry.definitions()))
         reply(req, res, v2, false)

@@ -1,8 +1,8 @@
 // The pods/log subresource: validates PodLogOptions, picks the container, and streams the log from the pod's orchlet.
 //
-// Like kube-apiserver started without --kubelet-certificate-authority, the proxy does NOT verify the
-// orchlet's serving certificate (orchlets serve a self-signed pair): the connection is encrypted but
-// the node is not authenticated. A later issue can add a CA option and verify when it is given.
+// As kube-apiserver: with a CA for orchlets (--kubelet-certificate-authority; `orch up` gives its cluster CA) the
+// orchlet's serving certificate is verified; without one it is not (orchlets may serve a self-signed pair), so the
+// connection is encrypted but the node unauthenticated. The proxy presents the API server's orchlet-client pair.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Agent, errors as undiciErrors, request } from 'undici'
@@ -128,7 +128,11 @@ export interface PodLogProxyOptions {
   /** How long to wait for the orchlet's response headers (default 30 s). */
   headersTimeoutMs?: number
   now?: () => number
+  /** The API server's client certificate towards orchlets (PEM), and the CA their serving certificates must chain to. */
+  tls?: OrchletTls
 }
+
+export interface OrchletTls { certPem?: string; keyPem?: string; caPem?: string }
 
 export interface PodLogRequest {
   registry: Registry
@@ -172,7 +176,11 @@ function unreachable (url: string, err: unknown): StatusError {
 export function createPodLogProxy (o: PodLogProxyOptions = {}): PodLogProxy {
   const connectTimeoutMs = o.connectTimeoutMs ?? 5000
   const headersTimeoutMs = o.headersTimeoutMs ?? 30_000
-  const dispatcher = new Agent({ connect: { rejectUnauthorized: false, timeout: connectTimeoutMs }, connectTimeout: connectTimeoutMs })
+  const tls = o.tls ?? {}
+  const dispatcher = new Agent({
+    connect: { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs },
+    connectTimeout: connectTimeoutMs
+  })
 
   async function serve (r: PodLogRequest): Promise<void> {
     const pods = r.registry.handler('', r.version, 'pods')

@@ -118,3 +118,16 @@ t.test('an empty or absent label selector prints as an empty string', async t =>
   t.equal(selectorString(undefined), '')
   t.equal(selectorString({ matchExpressions: [{ key: 'k', operator: 'Exists' }, { key: 'a', operator: 'NotIn', values: ['x'] }] }), 'a notin (x),k')
 })
+
+t.test('bindings print Role as kind/name and their users, groups and namespace/name service accounts', async t => {
+  const b = {
+    roleRef: { kind: 'ClusterRole', name: 'view' },
+    subjects: [{ kind: 'User', name: 'alice' }, { kind: 'Group', name: 'devs' }, { kind: 'User', name: 'bob' },
+      { kind: 'ServiceAccount', name: 'ci', namespace: 'build' }]
+  }
+  t.equal(P.bindingRole!(b, 0), 'ClusterRole/view')
+  t.equal(P.bindingUsers!(b, 0), 'alice, bob')
+  t.equal(P.bindingGroups!(b, 0), 'devs')
+  t.equal(P.bindingServiceAccounts!(b, 0), 'build/ci')
+  t.equal(P.bindingUsers!({ roleRef: {} }, 0), '')
+})

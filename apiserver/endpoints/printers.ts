@@ -3,6 +3,7 @@
 import { accessModes, formatEndpoints, formatLabels, since } from './print-format.js'
 import { POD_PRINTERS } from './printers-pod.js'
 import { WORKLOAD_PRINTERS } from './printers-workloads.js'
+import { CLUSTER_PRINTERS } from './printers-cluster.js'
 
 type Obj = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -79,6 +80,7 @@ function eventSource (ev: Obj): string {
 export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   ...POD_PRINTERS,
   ...WORKLOAD_PRINTERS,
+  ...CLUSTER_PRINTERS,
   nodeStatus,
   nodeRoles,
   nodeInternalIP: nodeAddress('InternalIP'),
@@ -86,6 +88,7 @@ export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   nodeOSImage: node => orUnknown(node.status?.nodeInfo?.osImage),
   nodeKernelVersion: node => orUnknown(node.status?.nodeInfo?.kernelVersion),
   nodeContainerRuntime: node => orUnknown(node.status?.nodeInfo?.containerRuntimeVersion),
+  webhookCount: o => (o.webhooks ?? []).length,
   dataCount: o => Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length,
   serviceClusterIP: svc => orNone(svc.spec?.clusterIPs?.[0] ?? svc.spec?.clusterIP),
   servicePorts,

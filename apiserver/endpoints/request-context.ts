@@ -1,20 +1,8 @@
-// Who is asking and with which options: authenticate, authorize, the RequestContext, and query parameter validation.
+// What a request carries into the registry: the RequestContext, and query parameter validation.
 
 import type { IncomingMessage } from 'node:http'
 import { badRequest, invalid } from '../errors/status-error.js'
 import type { DeleteOptions, FieldValidation, ListQuery, RequestContext, UserInfo, WatchQuery } from '../registry/types.js'
-import type { RequestInfo } from './request-info.js'
-
-/**
- * Authentication placeholder: every request is system:admin until the authn issue lands (TLS client
- * certificates, tokens). Kept as its own step so it can be replaced without touching handlers.
- */
-export function authenticate (_req: IncomingMessage): UserInfo {
-  return { username: 'system:admin', groups: ['system:masters', 'system:authenticated'] }
-}
-
-/** Authorization placeholder: allow everything (RBAC comes later). Throws StatusError (403) when denying. */
-export function authorize (_user: UserInfo, _info: RequestInfo): void {}
 
 const FIELD_VALIDATIONS: FieldValidation[] = ['Ignore', 'Warn', 'Strict']
 
@@ -56,14 +44,27 @@ export function buildRequestContext (req: IncomingMessage, user: UserInfo, query
     invalidOption(OPTIONS_BY_METHOD[req.method ?? ''] ?? 'CreateOptions', 'fieldManager', 'FieldValueTooLong', 'Too long: must have at most 128 bytes')
   }
   const kind = OPTIONS_BY_METHOD[req.method ?? ''] ?? 'CreateOptions'
+  const notes = requestNotes(req)
   return {
     user,
     dryRun: write ? parseDryRun(query.getAll('dryRun'), kind) : false,
     fieldManager,
     fieldValidation: write ? parseFieldValidation(query.get('fieldValidation'), kind) : 'Warn',
     userAgent,
-    warnings: []
+    warnings: notes.warnings,
+    auditAnnotations: notes.auditAnnotations
   }
+}
+
+/** What the handlers of one request learn that is written out even when it fails: warnings and audit annotations. */
+export interface RequestNotes { warnings: string[]; auditAnnotations: Record<string, string> }
+
+const NOTES = Symbol('orch.requestNotes')
+
+/** The request's notes, kept on the request itself (made on first use): the context's and the pipeline's are the same. */
+export function requestNotes (req: IncomingMessage): RequestNotes {
+  const r = req as IncomingMessage & { [NOTES]?: RequestNotes }
+  return (r[NOTES] ??= { warnings: [], auditAnnotations: {} })
 }
 
 function parseInteger (name: string, value: string | null, min = Number.MIN_SAFE_INTEGER): number | undefined {
@@ -76,8 +77,9 @@ function parseInteger (name: string, value: string | null, min = Number.MIN_SAFE
 
 export function parseBoolean (name: string, value: string | null): boolean | undefined {
   if (value === null) return undefined
-  if (value === '' || value === 'true' || value === '1') return true
-  if (value === 'false' || value === '0') return false
+  // Go's strconv.ParseBool, as kube-apiserver decodes query booleans (the Python client sends `True`).
+  if (value === '' || ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value)) return true
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value)) return false
   throw badRequest(`invalid value for ${name}: strconv.ParseBool: parsing "${value}": invalid syntax`)
 }
 

@@ -1,6 +1,6 @@
 // Parses a resource path of spec 4.1 (plus the method and query) into what the request is about.
 
-import { methodNotAllowed, pathNotFound, type StatusError } from '../errors/status-error.js'
+import { badRequest, methodNotAllowed, notFound, pathNotFound, type StatusError } from '../errors/status-error.js'
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
 
@@ -40,14 +40,15 @@ function segmentsOf (pathname: string): string[] | undefined {
   return out
 }
 
-function verbFor (method: string, hasName: boolean, watch: boolean, what: string): Verb | StatusError {
+function verbFor (method: string, hasName: boolean, watch: boolean, what: string, hasSubresource = false): Verb | StatusError {
   switch (method) {
     case 'GET':
     case 'HEAD':
       if (watch) return 'watch'
       return hasName ? 'get' : 'list'
     case 'POST':
-      return hasName ? methodNotAllowed(method, what) : 'create'
+      // POST names an object only through a subresource (pods/{name}/binding, pods/{name}/eviction).
+      return hasName && !hasSubresource ? methodNotAllowed(method, what) : 'create'
     case 'PUT':
       return hasName ? 'update' : methodNotAllowed(method, what)
     case 'PATCH':
@@ -59,12 +60,37 @@ function verbFor (method: string, hasName: boolean, watch: boolean, what: string
   }
 }
 
+/** The path of a request target as sent, never normalised (WHATWG URLs resolve `..` and `%2e%2e`). */
+export function rawPath (target: string): string {
+  const q = target.indexOf('?')
+  return q < 0 ? target : target.slice(0, q)
+}
+
+/** Whether a path has a segment that is, or decodes to, `.` or `..` (such a path is never routed by a normalised form). */
+export function hasDotSegment (path: string): boolean {
+  return path.split('/').some(p => {
+    let d = p
+    try { d = decodeURIComponent(p) } catch {}
+    return d === '.' || d === '..'
+  })
+}
+
+/** Kubernetes' IsValidPathSegmentName: what a name must not be to sit in a path (and a storage key). */
+export function pathSegmentProblems (name: string): string[] {
+  const out: string[] = []
+  if (name === '.' || name === '..') out.push(`may not be '${name}'`)
+  if (name.includes('/')) out.push("may not contain '/'")
+  if (name.includes('%')) out.push("may not contain '%'")
+  return out
+}
+
 /**
  * Parses method + URL into a RequestInfo, a discovery path, or an error (404 for shapes that name
- * nothing, 405 for methods a shape does not take). Whether the resource exists is not checked here.
+ * nothing, 405 for methods a shape does not take, 400 for a name that cannot be a path segment). The path
+ * is taken as sent (`path`), never normalised. Whether the resource exists is not checked here.
  */
-export function parseRequestInfo (method: string, url: URL): ParsedPath | StatusError {
-  const segs = segmentsOf(url.pathname)
+export function parseRequestInfo (method: string, url: URL, path = url.pathname): ParsedPath | StatusError {
+  const segs = segmentsOf(path)
   if (segs === undefined || segs.length === 0) return pathNotFound()
   const prefix = segs[0]
   if (prefix !== 'api' && prefix !== 'apis') return pathNotFound()
@@ -91,10 +117,14 @@ export function parseRequestInfo (method: string, url: URL): ParsedPath | Status
   }
   if (rest.length > 3) return pathNotFound()
   const [resource, name = '', subresource = ''] = rest
+  if (pathSegmentProblems(namespace).length > 0) return notFound({ group: '', resource: 'namespaces' }, namespace)
+  if (subresource !== '' && pathSegmentProblems(subresource).length > 0) return pathNotFound()
+  const nameProblems = pathSegmentProblems(name)
+  if (nameProblems.length > 0) return badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${nameProblems.join(';')}`)
   const watch = truthy(url.searchParams.get('watch'))
   const what = describe(group, resource, name, subresource)
   if (subresource !== '' && method === 'DELETE') return methodNotAllowed(method, what)
-  const verb = verbFor(method, name !== '', watch, what)
+  const verb = verbFor(method, name !== '', watch, what, subresource !== '')
   if (typeof verb !== 'string') return verb
   return {
     kind: 'resource',

@@ -10,6 +10,7 @@
 // - custom resources: Name + the CRD's additionalPrinterColumns; without any, Name + Age (apiextensions'
 //   serveDefaultColumnsIfEmpty), not Created At. Date columns keep type `date`; missing values are null.
 
+import type { IncludeObject } from './negotiate.js'
 import type { PrinterColumn, ResourceDefinition } from '../schema/types.js'
 import { compileJsonPath } from './jsonpath.js'
 import { COLUMN_PRINTERS } from './printers.js'
@@ -121,8 +122,12 @@ function zeroValue (column: PrinterColumn): unknown {
   return ''
 }
 
-/** A Table document; rows carry the object as PartialObjectMetadata (includeObject=Metadata, the default). */
-export function buildTable (conv: TableConvertor, metaGroup: string, objects: Array<Record<string, unknown>>, listMeta: TableListMeta): Record<string, unknown> {
+/**
+ * A Table document; rows carry the object as PartialObjectMetadata (includeObject=Metadata, the default), whole
+ * (Object, what `kubectl get --sort-by` asks for) or not at all (None).
+ */
+export function buildTable (conv: TableConvertor, metaGroup: string, objects: Array<Record<string, unknown>>, listMeta: TableListMeta,
+  include: IncludeObject = 'Metadata'): Record<string, unknown> {
   const metadata: Record<string, unknown> = {}
   if (listMeta.resourceVersion !== undefined) metadata.resourceVersion = listMeta.resourceVersion
   if (listMeta.continue) metadata.continue = listMeta.continue
@@ -134,7 +139,8 @@ export function buildTable (conv: TableConvertor, metaGroup: string, objects: Ar
     columnDefinitions: conv.columns,
     rows: objects.map(o => {
       const r = conv.row(o)
-      return { cells: r.cells, object: partialObjectMetadata(metaGroup, r.object) }
+      if (include === 'None') return { cells: r.cells }
+      return { cells: r.cells, object: include === 'Object' ? o : partialObjectMetadata(metaGroup, r.object) }
     })
   }
 }

@@ -2,7 +2,7 @@
 
 import type { ServerResponse } from 'node:http'
 import type { StatusError } from '../errors/status-error.js'
-import type { ApiWatchEvent, WatchEncoder, WatchSink, WatchSubscription } from '../registry/types.js'
+import type { WatchEncoder, WatchSink, WatchSubscription } from '../registry/types.js'
 import type { ResponseMedia } from './negotiate.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
 
@@ -61,9 +61,9 @@ export function watchEncoderFor (media: ResponseMedia, conv: TableConvertor, res
   return jsonWatchEncoder()
 }
 
-/** Kubernetes' default: a random duration between minRequestTimeout (30 min) and twice that. */
-export function defaultWatchTimeoutMs (random: () => number): number {
-  return Math.floor((30 + 30 * random()) * 60 * 1000)
+/** Kubernetes' default: a random duration between --min-request-timeout (30 min) and twice that. */
+export function defaultWatchTimeoutMs (random: () => number, minRequestTimeoutMs = 1_800_000): number {
+  return Math.floor(minRequestTimeoutMs * (1 + random()))
 }
 
 export interface WatchStream {

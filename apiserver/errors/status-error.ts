@@ -4,7 +4,7 @@ export type StatusReason =
   | 'BadRequest' | 'Unauthorized' | 'Forbidden' | 'NotFound' | 'AlreadyExists' | 'Conflict'
   | 'Gone' | 'Invalid' | 'ServerTimeout' | 'Timeout' | 'TooManyRequests' | 'MethodNotAllowed'
   | 'NotAcceptable' | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'InternalError'
-  | 'Expired' | 'ServiceUnavailable'
+  | 'Expired' | 'ServiceUnavailable' | 'InsufficientStorage'
   /** StatusReasonUnknown: what kube-apiserver answers for an error it did not classify. */
   | ''
 
@@ -96,6 +96,11 @@ export function invalid (group: string, kind: string, name: string, causes: Stat
     { ...(name !== '' ? { name } : {}), group, kind, causes })
 }
 
+/** A server-side apply that changes fields other managers own: 409, one FieldManagerConflict cause per field. */
+export function applyConflict (message: string, causes: StatusCause[]): StatusError {
+  return new StatusError(409, 'Conflict', message, { causes })
+}
+
 export function badRequest (message: string, causes?: StatusCause[]): StatusError {
   return new StatusError(400, 'BadRequest', message, causes ? { causes } : undefined)
 }
@@ -117,6 +122,11 @@ export function tooLargeResourceVersion (requested: number, current: number, ret
 
 export function methodNotAllowed (method: string, what: string): StatusError {
   return new StatusError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`)
+}
+
+/** 405 for a method a path has no route for (go-restful's answer, as kube-apiserver words it: `kubectl get tokenreviews`). */
+export function methodNotRouted (): StatusError {
+  return new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {})
 }
 
 export function notAcceptable (supported: string[]): StatusError {
@@ -150,6 +160,14 @@ export function tooManyRequests (message: string, retryAfterSeconds: number): St
 
 export function serviceUnavailable (message: string): StatusError {
   return new StatusError(503, 'ServiceUnavailable', message)
+}
+
+/**
+ * 507: the store is full (or at its quota), so the write was refused and nothing was written; reads and deletes still
+ * work. Kubernetes answers etcd's "database space exceeded" with a 500; orch names the condition.
+ */
+export function insufficientStorage (message: string): StatusError {
+  return new StatusError(507, 'InsufficientStorage', message)
 }
 
 /** kube-apiserver's NewGenericServerResponse(422): the generic message, the underlying error as the cause. */

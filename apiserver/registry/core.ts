@@ -6,6 +6,10 @@ import { badRequest, tooLargeResourceVersion, type QualifiedResource } from '../
 import { METADATA_FIELDS, type FieldGetter } from './selectors.js'
 import { metaOf, parseJson } from './object-meta.js'
 import type { Strategy } from './strategy.js'
+import { FieldManager } from './apply/field-manager.js'
+import { mergeTypeOf } from './apply/schema-types.js'
+import { RecentNoopApplies } from './apply/recent-noops.js'
+import type { MutatingAdmission, WriteAdmission } from './admission.js'
 
 export interface Clock { now(): number }
 export const systemClock: Clock = { now: () => Date.now() }
@@ -32,15 +36,31 @@ export interface ResourceCore {
   revisionWaitMs: number
   /** Checks a namespace accepts new objects (exists, not terminating); undefined = no check. */
   admitNamespace?: (namespace: string, name: string) => Promise<void>
+  /** Checks on who writes (escalation prevention, NodeRestriction); undefined = none. Internal writes skip them. */
+  admission?: WriteAdmission
+  /** Mutating admission: after defaulting and the strategy, before validation. */
+  mutating?: MutatingAdmission
+  /** Records managed fields on every write and performs server-side apply. */
+  fieldManager: FieldManager
+  /** Applies found to change nothing, so their repeats skip the merge. */
+  noopApplies: RecentNoopApplies
 }
 
-export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'fields'>): ResourceCore {
+export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'fields' | 'fieldManager' | 'noopApplies'>): ResourceCore {
   const gv = (v: string): string => p.def.group === '' ? v : `${p.def.group}/${v}`
+  const storageGroup = p.def.storageGroup ?? p.def.group
   return {
     ...p,
+    noopApplies: new RecentNoopApplies(),
+    fieldManager: new FieldManager({
+      type: mergeTypeOf(p.def),
+      apiVersion: gv(p.def.version),
+      statusSubresource: p.def.subresources.status === true,
+      now: () => new Date(p.clock.now())
+    }),
     qr: { group: p.def.group, resource: p.def.plural },
     apiVersion: gv(p.def.version),
-    storedApiVersion: gv(p.def.storageVersion),
+    storedApiVersion: storageGroup === '' ? p.def.storageVersion : `${storageGroup}/${p.def.storageVersion}`,
     fields: { ...METADATA_FIELDS, ...(p.strategy.fieldLabels ?? {}) }
   }
 }
@@ -86,4 +106,10 @@ export function lazyResult<T extends object> (bytes: Buffer, extra?: T): { bytes
 /** Name of the stored object (for messages), tolerating odd shapes. */
 export function nameOf (obj: Record<string, unknown>): string {
   return metaOf(obj).name ?? ''
+}
+
+/** The manager a non-apply write is recorded under: `fieldManager`, else the User-Agent's product token (Kubernetes' rule). */
+export function managerOf (ctx: { fieldManager?: string, userAgent?: string }): string {
+  if (ctx.fieldManager !== undefined && ctx.fieldManager !== '') return ctx.fieldManager
+  return (ctx.userAgent ?? '').split('/')[0].slice(0, 128)
 }

@@ -30,9 +30,9 @@ export function createCrdStrategy (cel: CelRules): Strategy {
     obj.status = { storedVersions: storage !== undefined ? [storage] : [] }
   },
   async prepareForUpdate (obj) { await cel.prepare(obj.spec) },
-  validate (obj) {
+  async validate (obj) {
     const errors = validateCRD(obj)
-    return errors.length > 0 ? errors : crdRuleErrors(obj, cel, definitionsFromCRD)
+    return errors.length > 0 ? errors : await crdRuleErrors(obj, cel, definitionsFromCRD)
   }
   }
 }
@@ -61,7 +61,7 @@ function condition (type: string, status: string, reason: string, message: strin
 
 export class CrdController {
   private readonly o: CrdControllerOptions
-  private readonly ctx = internalContext('system:orch:crd-controller')
+  private readonly ctx = internalContext('system:orch:crd-controller', 'orch-apiserver')
   private watch?: WatchHandle
   private readonly cleaning = new Set<string>()
   private readonly timers = new Set<NodeJS.Timeout>()

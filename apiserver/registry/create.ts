@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { alreadyExists, badRequest } from '../errors/status-error.js'
 import { isStorageError } from '../storage/store.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
-import { servedBytes, type ResourceCore } from './core.js'
+import { managerOf, servedBytes, type ResourceCore } from './core.js'
 import { toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
 import { canonical, generatedName, metaOf, randomSuffix, revisionEncoder, rfc3339, tracksGeneration, type Obj } from './object-meta.js'
@@ -16,6 +16,8 @@ export interface CreateOptions {
   /** Name from the URL (PUT create-on-update): the body must agree. */
   name?: string
   internal?: boolean
+  /** Managed fields are already set (server-side apply computed them). */
+  tracked?: boolean
 }
 
 /** Runs every create stage; writes unless dry-run. */
@@ -36,15 +38,22 @@ export async function createObject (core: ResourceCore, ctx: RequestContext, nam
   else delete meta.generation
   delete meta.deletionTimestamp
   delete meta.deletionGracePeriodSeconds
-  if (core.def.subresources.status === true) delete obj.status
+  if (core.def.subresources.status === true && core.strategy.keepsStatusOnCreate !== true) delete obj.status
   defaultObject(core, obj)
+  if (opts.tracked !== true) core.fieldManager.update(undefined, obj, managerOf(ctx))
   const sc = { ctx, now, internal: opts.internal === true }
   await core.strategy.prepareForCreate?.(obj, sc)
   const generate = (meta.name === undefined || meta.name === '') && typeof meta.generateName === 'string' && meta.generateName !== ''
   if (generate) meta.name = generatedName(meta.generateName as string, randomSuffix())
-  finishValidation(core, meta.name ?? '', strict, validationErrors(core, obj))
+  if (core.mutating !== undefined && opts.internal !== true) {
+    await core.mutating.admit({ operation: 'CREATE', definition: core.def, namespace: meta.namespace ?? '', name: meta.name ?? '', subresource: '', object: obj, ctx })
+  }
+  finishValidation(core, meta.name ?? '', strict, await validationErrors(core, obj))
   if (core.def.namespaced && core.admitNamespace) await core.admitNamespace(meta.namespace ?? '', meta.name ?? '')
   await core.strategy.admitCreate?.(obj, sc)
+  if (core.admission !== undefined && opts.internal !== true) {
+    await core.admission.admit({ operation: 'CREATE', definition: core.def, namespace: meta.namespace ?? '', name: meta.name ?? '', subresource: '', object: obj, ctx })
+  }
   return await writeNew(core, ctx, obj, generate)
 }
 

@@ -50,6 +50,7 @@ export async function deleteObject (core: ResourceCore, ctx: RequestContext, nam
     const meta = metaOf(obj)
     checkPreconditions(core, name, meta, String(cur.modRevision), opts)
     core.strategy.admitDelete?.(obj)
+    await core.admission?.admit({ operation: 'DELETE', definition: core.def, namespace, name, subresource: '', object: obj, ctx })
     try {
       const marked = await markForDeletion(core, ctx, key, obj, opts, cur.modRevision)
       if (marked !== undefined) return marked

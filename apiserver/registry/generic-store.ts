@@ -2,7 +2,7 @@
 
 import type { Store, StorageError } from '../storage/store.js'
 import type { ResourceDefinition } from '../schema/types.js'
-import { notFound, pathNotFound } from '../errors/status-error.js'
+import { methodNotAllowed, notFound, pathNotFound } from '../errors/status-error.js'
 import type {
   DecodedObject, DeleteOptions, DeleteResult, GetOptions, ListQuery, ListResult, ObjectResult, RequestContext,
   ResourceHandler, Subresource, WatchEncoder, WatchQuery, WatchSink, WatchSubscription
@@ -17,9 +17,11 @@ import { deleteObject } from './finalizers-deletion.js'
 import { listObjects } from './list.js'
 import { watchObjects } from './watch.js'
 import { WatchHub } from './watch-hub.js'
-import { getScale, updateScale } from './scale.js'
+import { applyScale, getScale, updateScale } from './scale.js'
 import { patchObject, type ApplyPatch } from './patch/patch-object.js'
 import type { Obj } from './object-meta.js'
+import type { MutatingAdmission, WriteAdmission } from './admission.js'
+import { applyObject } from './apply/apply-object.js'
 
 export interface GenericStoreOptions {
   store: Store
@@ -30,6 +32,8 @@ export interface GenericStoreOptions {
   /** Longest wait for a requested resourceVersion to appear before 504 (default 3 s). */
   revisionWaitMs?: number
   admitNamespace?: (namespace: string, name: string) => Promise<void>
+  admission?: WriteAdmission
+  mutating?: MutatingAdmission
   bookmarkIntervalMs?: number
   maxPendingEvents?: number
 }
@@ -48,7 +52,9 @@ export class GenericStore implements ResourceHandler {
       clock: o.clock ?? systemClock,
       logger: o.logger,
       revisionWaitMs: o.revisionWaitMs ?? 3000,
-      admitNamespace: o.admitNamespace
+      admitNamespace: o.admitNamespace,
+      admission: o.admission,
+      mutating: o.mutating
     })
     const core = this.core
     this.hub = new WatchHub({
@@ -105,6 +111,14 @@ export class GenericStore implements ResourceHandler {
     return await patchObject(this.core, ctx, namespace, name, apply, subresource, duplicateFields)
   }
 
+  async apply (ctx: RequestContext, namespace: string, name: string, config: Obj, force: boolean, subresource?: Subresource,
+    duplicateFields: string[] = []): Promise<ObjectResult & { created: boolean }> {
+    if (subresource === 'scale') return await applyScale(this.core, ctx, namespace, name, config, force, duplicateFields)
+    this.checkSubresource(subresource)
+    if (subresource === 'approval') throw methodNotAllowed('PATCH', `${this.core.qr.resource}/approval with an apply patch`)
+    return await applyObject(this.core, ctx, namespace, name, { config, force, duplicateFields, subresource })
+  }
+
   async delete (ctx: RequestContext, namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult> {
     return await deleteObject(this.core, ctx, namespace, name, opts)
   }
@@ -126,7 +140,7 @@ export class GenericStore implements ResourceHandler {
 
   /** Controllers' read-modify-write (see update.ts); undefined when the object is gone. */
   async updateInternal (ctx: RequestContext, namespace: string, name: string, mutate: (obj: Obj) => boolean,
-    subresource?: 'status'): Promise<ObjectResult | undefined> {
+    subresource?: 'status' | 'approval'): Promise<ObjectResult | undefined> {
     return await updateInternal(this.core, ctx, namespace, name, mutate, subresource)
   }
 
@@ -137,6 +151,9 @@ export class GenericStore implements ResourceHandler {
 
   private checkSubresource (subresource: Subresource | undefined): void {
     if (subresource === 'status' && this.definition.subresources.status !== true) {
+      throw pathNotFound()
+    }
+    if (subresource === 'approval' && this.definition.subresources.approval !== true) {
       throw pathNotFound()
     }
   }

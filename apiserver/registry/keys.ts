@@ -2,11 +2,12 @@
 
 import type { ResourceDefinition } from '../schema/types.js'
 
-type KeyedDefinition = Pick<ResourceDefinition, 'group' | 'plural' | 'namespaced'>
+type KeyedDefinition = Pick<ResourceDefinition, 'group' | 'plural' | 'namespaced'> & { storageGroup?: string }
 
 /** Prefix of every object of the resource (all namespaces); ends with '/'. Shared by all versions of a kind. */
 export function resourcePrefix (def: KeyedDefinition): string {
-  return `/${def.group === '' ? 'core' : def.group}/${def.plural}/`
+  const group = def.storageGroup ?? def.group
+  return `/${group === '' ? 'core' : group}/${def.plural}/`
 }
 
 /** Prefix of the objects in one namespace ('' = all namespaces, and always for cluster scope). */

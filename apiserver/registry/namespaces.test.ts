@@ -19,17 +19,17 @@ async function failure (p: Promise<unknown>): Promise<{ code: number, message: s
   throw new Error('expected failure')
 }
 
-t.test('the initial namespaces exist, Active with the orch finalizer, and start is idempotent', async t => {
+t.test('the initial namespaces exist (also under Kubernetes\' names), Active with the orch finalizer, and start is idempotent', async t => {
   const list = await nss.list(ctx(), '', {})
   const names = list.items.map(b => JSON.parse(b.toString()).metadata.name)
-  t.same(names, ['default', 'orch-node-lease', 'orch-public', 'orch-system'])
+  t.same(names, ['default', 'kube-node-lease', 'kube-public', 'kube-system', 'orch-node-lease', 'orch-public', 'orch-system'])
   const d = JSON.parse(list.items[0].toString())
   t.equal(d.status.phase, 'Active'); t.same(d.spec.finalizers, ['orch'])
   const { createRegistry } = await import('./registry.js')
   const { silentLogger } = await import('./testing.js')
   const second = createRegistry({ store: fx.store, logger: silentLogger })
   await second.start()
-  t.equal((await nss.list(ctx(), '', {})).items.length, 4, 'a restart on the same store creates nothing new')
+  t.equal((await nss.list(ctx(), '', {})).items.length, 7, 'a restart on the same store creates nothing new')
   await second.stop()
 })
 
@@ -87,4 +87,13 @@ t.test('a namespace carries the immutable orch.io/metadata.name label and no gen
   const g = await nss.create(ctx(), '', body({ metadata: { generateName: 'gen-' } }))
   const gm = g.object.metadata as any
   t.equal(gm.labels['orch.io/metadata.name'], gm.name, 'generated names are labelled too')
+})
+
+t.test('without the upstream names only orch\'s initial namespaces are made', async t => {
+  const { openFixture } = await import('./testing.js')
+  const own = await openFixture({ upstreamAliases: false })
+  t.teardown(() => own.close())
+  const list = await own.registry.handler('', 'v1', 'namespaces')!.list(ctx(), '', {})
+  t.same(list.items.map(b => JSON.parse(b.toString()).metadata.name), ['default', 'orch-node-lease', 'orch-public', 'orch-system'])
+  t.equal(own.registry.handler('apiextensions.k8s.io', 'v1', 'customresourcedefinitions'), undefined, 'no alias groups')
 })

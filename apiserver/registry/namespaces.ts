@@ -13,6 +13,8 @@ import type { Logger } from './core.js'
 
 export const NAMESPACE_FINALIZER = 'orch'
 export const INITIAL_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
+/** Kubernetes' names of the initial namespaces, made too when the upstream group names are served. */
+export const UPSTREAM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease']
 /** Namespaces that may not be deleted (Kubernetes: default, kube-system, kube-public). */
 export const PROTECTED_NAMESPACES = ['default', 'orch-system', 'orch-public']
 const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false }
@@ -84,6 +86,8 @@ export interface NamespaceControllerOptions {
   logger: Logger
   /** Delay between rounds while objects (finalizers, graceful pods) remain. */
   retryMs?: number
+  /** Namespaces made at start (default INITIAL_NAMESPACES). */
+  initialNamespaces?: string[]
 }
 
 /** Finalizes deleted namespaces: deletes their content (waiting on finalizers), then drops the `orch` finalizer. */
@@ -98,7 +102,7 @@ export class NamespaceController {
   constructor (o: NamespaceControllerOptions) { this.o = o }
 
   async start (): Promise<void> {
-    for (const name of INITIAL_NAMESPACES) {
+    for (const name of this.o.initialNamespaces ?? INITIAL_NAMESPACES) {
       try {
         await this.o.namespaces.create(this.ctx, '', { object: { metadata: { name } }, duplicateFields: [] })
       } catch (err) {

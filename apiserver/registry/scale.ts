@@ -7,6 +7,7 @@ import type { ResourceCore } from './core.js'
 import { objectKey } from './keys.js'
 import { metaOf, parseJson, type Obj } from './object-meta.js'
 import { updateObject, type UpdateResult } from './update.js'
+import { applyObject } from './apply/apply-object.js'
 
 function pathParts (path: string): string[] {
   return path.replace(/^\./, '').split('.').filter(p => p !== '')
@@ -91,8 +92,32 @@ export async function updateScale (core: ResourceCore, ctx: RequestContext, name
   const obj = parseJson(kv.value)
   setPath(obj, sc.specReplicasPath, replicas)
   metaOf(obj).resourceVersion = scale.metadata?.resourceVersion || String(kv.modRevision)
-  const res = await updateObject(core, { ...ctx, fieldValidation: 'Ignore' }, namespace, name, { object: obj, duplicateFields: [] }, undefined)
+  const res = await updateObject(core, { ...ctx, fieldValidation: 'Ignore' }, namespace, name, { object: obj, duplicateFields: [] }, undefined, { managerSubresource: 'scale' })
   const out: ObjectResult = { bytes: Buffer.alloc(0), object: scaleOf(sc, res.object) }
   out.bytes = Buffer.from(JSON.stringify(out.object))
   return { ...out, created: false }
+}
+
+/**
+ * Server-side apply of a Scale (autoscaling/v1): its spec.replicas is applied to the object's replicas path, the
+ * managed-fields entry recording subresource `scale`, as kube-apiserver's scale handler does.
+ */
+export async function applyScale (core: ResourceCore, ctx: RequestContext, namespace: string, name: string, config: Obj,
+  force: boolean, duplicateFields: string[]): Promise<UpdateResult> {
+  const sc = scaleDef(core)
+  if (config.apiVersion !== 'autoscaling/v1') {
+    throw badRequest(`Incorrect version specified in apply patch. Specified patch version: ${String(config.apiVersion ?? '')}, expected: autoscaling/v1`)
+  }
+  if (config.kind !== 'Scale') throw badRequest(`Incorrect kind specified in apply patch. Specified patch kind: ${String(config.kind ?? '')}, expected: Scale`)
+  const meta = (config.metadata ?? {}) as { name?: string, resourceVersion?: string, managedFields?: unknown }
+  if (meta.managedFields !== undefined && meta.managedFields !== null) throw badRequest('metadata.managedFields must be nil')
+  const replicas = (config.spec as { replicas?: unknown } | undefined)?.replicas
+  if (replicas !== undefined && (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0)) {
+    throw invalid('autoscaling', 'Scale', name, [{ reason: 'FieldValueInvalid', field: 'spec.replicas', message: `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0` }])
+  }
+  const parent: Obj = { apiVersion: core.apiVersion, kind: core.def.kind, metadata: { name, ...(meta.resourceVersion !== undefined ? { resourceVersion: meta.resourceVersion } : {}) } }
+  if (replicas !== undefined) setPath(parent, sc.specReplicasPath, replicas)
+  const res = await applyObject(core, ctx, namespace, name, { config: parent, force, duplicateFields, entrySubresource: 'scale', mustExist: true })
+  const view = scaleOf(sc, res.object)
+  return { bytes: Buffer.from(JSON.stringify(view)), object: view, created: false }
 }

@@ -1,7 +1,7 @@
 // THE seam translating StorageError into StatusError (as Kubernetes' InterpretGetError & co.).
 
 import {
-  StatusError, alreadyExists, conflict, gone, internalError, isStatusError, notFound,
+  StatusError, alreadyExists, conflict, gone, insufficientStorage, internalError, isStatusError, notFound,
   resourceVersionTooOld, serviceUnavailable, tooLargeResourceVersion, type QualifiedResource
 } from '../errors/status-error.js'
 import { isStorageError } from '../storage/store.js'
@@ -39,6 +39,7 @@ export function toStatusError (err: unknown, c: ErrorContext): StatusError {
       return gone(LIST_TOO_OLD_MESSAGE)
     case 'FutureRevision': return tooLargeResourceVersion(c.requested ?? 0, err.revision ?? 0)
     case 'StoreClosed': return serviceUnavailable('the storage is shutting down')
+    case 'NoSpace': return insufficientStorage(err.message)
     default: return internalError(err)
   }
 }

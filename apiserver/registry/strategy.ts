@@ -11,9 +11,13 @@ export interface StrategyContext {
   now: number
   /** Internal writes by controllers (e.g. namespace finalization) may change what users cannot. */
   internal: boolean
+  /** The subresource an update came through (undefined: the main resource); status and approval writes replace only their part. */
+  subresource?: 'status' | 'approval'
 }
 
 export interface Strategy {
+  /** The status sent on create is kept (nodes: an orchlet registers its node with its status, as the kubelet does). */
+  keepsStatusOnCreate?: boolean
   /** Field selector fields besides metadata.name and metadata.namespace. */
   fieldLabels?: Record<string, FieldGetter>
   /** After defaulting, before validation, on create. May mutate `obj`; may throw StatusError. */
@@ -21,10 +25,11 @@ export interface Strategy {
   /** After merging with the stored object, before validation, on update of the main resource. */
   prepareForUpdate?(obj: Obj, old: Obj, sc: StrategyContext): void | Promise<void>
   /** Extra validation on create and update (field errors become one 422). */
-  validate?(obj: Obj): FieldError[]
-  validateUpdate?(obj: Obj, old: Obj): FieldError[]
+  validate?(obj: Obj): FieldError[] | Promise<FieldError[]>
+  /** `internal`: a controller's write (pods/binding sets spec.nodeName, which users may not change). */
+  validateUpdate?(obj: Obj, old: Obj, internal: boolean): FieldError[]
   /** Validation that sees both states in one call (CRD rules with transition rules); `old` is absent on create. */
-  validateTransition?(obj: Obj, old: Obj | undefined): FieldError[]
+  validateTransition?(obj: Obj, old: Obj | undefined): FieldError[] | Promise<FieldError[]>
   /**
    * Grace period in seconds for a delete of `obj` (0 = remove now). Only kinds with graceful deletion
    * (pods) implement it.

@@ -22,6 +22,11 @@ export interface RequestContext {
   userAgent?: string
   /** The registry appends here; the HTTP layer writes one `Warning: 299 - "<text>"` header each. */
   warnings: string[]
+  /**
+   * Audit annotations admission plugins add (PodSecurity's `pod-security.kubernetes.io/audit-violations`, webhooks'
+   * `<webhook name>/<key>`, ValidatingAdmissionPolicy's Audit action), as kube-apiserver's `AddAnnotation`; the audit layer records them on the event.
+   */
+  auditAnnotations?: Record<string, string>
 }
 
 /** A request body after media decoding: the object and the paths of duplicate fields the decoder met. */
@@ -111,7 +116,8 @@ export interface DeleteResult extends ObjectResult {
   deleted: boolean
 }
 
-export type Subresource = 'status' | 'scale'
+/** `approval`: certificatesigningrequests/approval, whose writes change only status.conditions. */
+export type Subresource = 'status' | 'scale' | 'approval'
 
 /** Serves one resource (group/version/plural). Methods throw StatusError. `namespace` is '' for cluster scope. */
 export interface ResourceHandler {
@@ -130,16 +136,54 @@ export interface ResourceHandler {
    */
   patch(ctx: RequestContext, namespace: string, name: string, apply: (current: Record<string, unknown>) => Record<string, unknown>,
     subresource?: Subresource, duplicateFields?: string[]): Promise<ObjectResult>
+  /**
+   * Server-side apply of `config` (an apply-patch+yaml body) as `ctx.fieldManager`: creates the object when missing
+   * (`created`), answers the stored object unchanged for a no-op, 409 on conflicts unless `force`.
+   */
+  apply(ctx: RequestContext, namespace: string, name: string, config: Record<string, unknown>, force: boolean,
+    subresource?: Subresource, duplicateFields?: string[]): Promise<ObjectResult & { created: boolean }>
   delete(ctx: RequestContext, namespace: string, name: string, opts: DeleteOptions): Promise<DeleteResult>
   deleteCollection(ctx: RequestContext, namespace: string, query: ListQuery, opts: DeleteOptions): Promise<ListResult>
+}
+
+/** What a POST on a subresource of its own answers (pods/binding and pods/eviction answer a Success Status). */
+export interface SubresourceResult {
+  status: number
+  object: Record<string, unknown>
+}
+
+/** A subresource served by its own handler, which only creates (POST): pods/binding, pods/eviction. */
+export interface SubresourceCreater {
+  /** The body's accepted apiVersions and kind (400 for another). */
+  readonly requestKind: { apiVersions: string[], kind: string }
+  create(ctx: RequestContext, namespace: string, name: string, body: DecodedObject): Promise<SubresourceResult>
+}
+
+/**
+ * A create-only resource that is never stored (TokenReview, SubjectAccessReview, ...: definition.virtual), as
+ * kube-apiserver's REST storage for reviews, which implements only rest.Creater: there is no get, list or watch.
+ */
+export interface Creater {
+  readonly definition: ResourceDefinition
+  /**
+   * POST on the collection (`namespace` '' for cluster scope): checks the body as a decoder would, then answers
+   * the object with its status filled (201). Writes nothing; dry-run changes nothing either.
+   */
+  create(ctx: RequestContext, namespace: string, body: DecodedObject): Promise<SubresourceResult>
 }
 
 /** All served resources; the set changes as CustomResourceDefinitions come and go. */
 export interface Registry {
   /** Every served definition (all groups and versions), in a stable order. */
   definitions(): ResourceDefinition[]
-  /** The handler for group ('' = core) / version / plural, or undefined. */
+  /** The handler for group ('' = core) / version / plural, or undefined (also for a create-only resource). */
   handler(group: string, version: string, plural: string): ResourceHandler | undefined
+  /** A create-only, never-stored resource (definition.virtual), or undefined. */
+  creater(group: string, version: string, plural: string): Creater | undefined
+  /** A POST-only subresource with its own handler (`pods`, `binding`), or undefined. */
+  subresource(group: string, version: string, plural: string, subresource: string): SubresourceCreater | undefined
+  /** Names of the POST-only subresources of a resource (for discovery). */
+  subresourceNames(group: string, version: string, plural: string): string[]
   /** Called after the served set changed (a CRD was established or removed). Returns an unsubscribe. */
   onDefinitionsChanged(listener: () => void): () => void
   /** Starts background work (namespace finalization, CRD serving, compaction tick); resolves when ready. */

@@ -5,7 +5,7 @@
 import { badRequest, conflict, invalid, notFound, type StatusCause } from '../errors/status-error.js'
 import { isStorageError, type KeyValue } from '../storage/store.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
-import type { ResourceCore } from './core.js'
+import { managerOf, type ResourceCore } from './core.js'
 import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
 import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, tracksGeneration, type Obj } from './object-meta.js'
@@ -17,9 +17,19 @@ const UNCONDITIONAL_RETRIES = 10
 
 export type UpdateResult = ObjectResult & { created: boolean }
 
+export interface UpdateOptions {
+  /** A controller's write (finalizer rules relaxed). */
+  internal?: boolean
+  /** Managed fields are already set (server-side apply computed them). */
+  tracked?: boolean
+  /** The subresource the write came through, for its managed-fields entry (`scale` writes the main object). */
+  managerSubresource?: string
+}
+
 /** PUT on the main resource or on /status. */
 export async function updateObject (core: ResourceCore, ctx: RequestContext, namespace: string, name: string,
-  body: DecodedObject, subresource: 'status' | undefined, internal = false): Promise<UpdateResult> {
+  body: DecodedObject, subresource: 'status' | 'approval' | undefined, opts: UpdateOptions = {}): Promise<UpdateResult> {
+  const internal = opts.internal === true
   const obj = body.object
   checkTypeMeta(core, obj)
   checkNamespace(core, obj, namespace)
@@ -44,8 +54,16 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
     }
     if (wantRv !== undefined && wantRv !== String(cur.modRevision)) throw conflict(core.qr, name, CONFLICT_MESSAGE)
     const old = parseJson(cur.value)
-    const next = subresource === 'status' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
-    await prepareUpdate(core, ctx, next, old, strict, internal)
+    // An approval write starts like a status write; the strategy keeps only its conditions (strategies/csr.ts).
+    const next = subresource === 'status' || subresource === 'approval' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
+    if (subresource === 'status' && opts.tracked === true) metaOf(next).managedFields = metaOf(sent).managedFields
+    const track = (): void => {
+      if (opts.tracked !== true) core.fieldManager.update(old, next, managerOf(ctx), opts.managerSubresource ?? subresource ?? '')
+    }
+    await prepareUpdate(core, ctx, next, old, strict, internal, track, subresource)
+    if (core.admission !== undefined && !internal) {
+      await core.admission.admit({ operation: 'UPDATE', definition: core.def, namespace, name, subresource: subresource ?? '', object: next, oldObject: old, ctx })
+    }
     try {
       return { ...await writeUpdate(core, ctx, key, next, cur), created: false }
     } catch (err) {
@@ -71,7 +89,8 @@ function withStoredStatus (core: ResourceCore, next: Obj, old: Obj): Obj {
 }
 
 /** System fields from the stored object, immutability and finalizer rules, defaults, strategy, validation. */
-async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj, old: Obj, strict: string[], internal: boolean): Promise<void> {
+async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj, old: Obj, strict: string[], internal: boolean,
+  track: () => void, subresource?: 'status' | 'approval'): Promise<void> {
   const meta = metaOf(next)
   const oldMeta = metaOf(old)
   const errs: StatusCause[] = []
@@ -93,8 +112,12 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
     }
   }
   defaultObject(core, next)
-  await core.strategy.prepareForUpdate?.(next, old, { ctx, now: core.clock.now(), internal })
-  const fieldErrs = validationErrors(core, next, old)
+  track()
+  await core.strategy.prepareForUpdate?.(next, old, { ctx, now: core.clock.now(), internal, subresource })
+  if (core.mutating !== undefined && !internal) {
+    await core.mutating.admit({ operation: 'UPDATE', definition: core.def, namespace: meta.namespace ?? '', name: meta.name ?? '', subresource: subresource ?? '', object: next, oldObject: old, ctx })
+  }
+  const fieldErrs = await validationErrors(core, next, old, internal)
   finishValidation(core, meta.name ?? '', strict, fieldErrs)
   if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
   const statusSub = core.def.subresources.status === true
@@ -134,7 +157,7 @@ async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string
  * retried on conflicts; bypasses field validation but not schema validation.
  */
 export async function updateInternal (core: ResourceCore, ctx: RequestContext, namespace: string, name: string,
-  mutate: (obj: Obj) => boolean, subresource?: 'status'): Promise<ObjectResult | undefined> {
+  mutate: (obj: Obj) => boolean, subresource?: 'status' | 'approval'): Promise<ObjectResult | undefined> {
   const key = objectKey(core.def, namespace, name)
   for (let attempt = 1; attempt <= UNCONDITIONAL_RETRIES; attempt++) {
     const cur = await core.store.get(key)
@@ -142,7 +165,7 @@ export async function updateInternal (core: ResourceCore, ctx: RequestContext, n
     const obj = parseJson(cur.value)
     if (!mutate(obj)) return { bytes: cur.value, object: obj }
     try {
-      return await updateObject(core, ctx, namespace, name, { object: obj, duplicateFields: [] }, subresource, true)
+      return await updateObject(core, ctx, namespace, name, { object: obj, duplicateFields: [] }, subresource, { internal: true })
     } catch (err) {
       if (err instanceof Error && 'code' in err && err.code === 409 && attempt < UNCONDITIONAL_RETRIES) {
         // Busy objects (a pod whose status changes often): a short, growing pause before re-reading.

@@ -11,7 +11,7 @@ import type { ResourceCore } from './core.js'
 import { metaOf, type Obj } from './object-meta.js'
 
 /** Sets apiVersion/kind when absent; 400 when they name another kind. */
-export function checkTypeMeta (core: ResourceCore, obj: Obj): void {
+export function checkTypeMeta (core: Pick<ResourceCore, 'def' | 'apiVersion'>, obj: Obj): void {
   const { apiVersion, kind } = obj
   if (apiVersion !== undefined && apiVersion !== '' && apiVersion !== core.apiVersion) {
     throw badRequest(`the API version in the data (${String(apiVersion)}) does not match the expected API version (${core.apiVersion})`)
@@ -24,7 +24,7 @@ export function checkTypeMeta (core: ResourceCore, obj: Obj): void {
 }
 
 /** Fills the namespace from the URL; 400 when the body names another. Cluster scope drops it. */
-export function checkNamespace (core: ResourceCore, obj: Obj, namespace: string): void {
+export function checkNamespace (core: Pick<ResourceCore, 'def'>, obj: Obj, namespace: string): void {
   const meta = metaOf(obj)
   if (!core.def.namespaced) { delete meta.namespace; return }
   if (meta.namespace === undefined || meta.namespace === '') { meta.namespace = namespace; return }
@@ -33,14 +33,14 @@ export function checkNamespace (core: ResourceCore, obj: Obj, namespace: string)
   }
 }
 
-const TYPE_ERROR = 'FieldValueTypeInvalid'
+export const TYPE_ERROR = 'FieldValueTypeInvalid'
 
 /**
  * Spec 4.10 on a decoded body: unknown (found before pruning) and duplicate fields per
  * ctx.fieldValidation, then pruning. Returns the problems so the caller can apply the first-fatal-error
  * rule once validation has run (see `finishValidation`).
  */
-export function fieldValidation (core: ResourceCore, ctx: RequestContext, body: DecodedObject): string[] {
+export function fieldValidation (core: Pick<ResourceCore, 'def'>, ctx: RequestContext, body: DecodedObject): string[] {
   const obj = body.object
   const problems: string[] = []
   if (ctx.fieldValidation !== 'Ignore' || body.duplicateFields.length > 0) {
@@ -61,13 +61,13 @@ export function defaultObject (core: ResourceCore, obj: Obj): void {
 }
 
 /** Schema, metadata and strategy errors of an object about to be stored. */
-export function validationErrors (core: ResourceCore, obj: Obj, old?: Obj): FieldError[] {
+export async function validationErrors (core: ResourceCore, obj: Obj, old?: Obj, internal = false): Promise<FieldError[]> {
   const errs: FieldError[] = [...validateObject(core.def, obj)]
   errs.push(...validateObjectMeta(metaOf(obj), { namespaced: core.def.namespaced, isCreate: old === undefined, nameValidation: core.def.nameValidation }))
-  if (core.strategy.validate) errs.push(...core.strategy.validate(obj))
-  if (old !== undefined && core.strategy.validateUpdate) errs.push(...core.strategy.validateUpdate(obj, old))
+  if (core.strategy.validate) errs.push(...await core.strategy.validate(obj))
+  if (old !== undefined && core.strategy.validateUpdate) errs.push(...core.strategy.validateUpdate(obj, old, internal))
   // Rules run on an object that is otherwise valid, as Kubernetes evaluates CEL only after schema validation.
-  if (errs.length === 0 && core.strategy.validateTransition) errs.push(...core.strategy.validateTransition(obj, old))
+  if (errs.length === 0 && core.strategy.validateTransition) errs.push(...await core.strategy.validateTransition(obj, old))
   return errs
 }
 
@@ -76,7 +76,7 @@ export function validationErrors (core: ResourceCore, obj: Obj, old?: Obj): Fiel
  * (400, `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ...`); custom
  * resources are decoded loosely and their type errors are schema validation errors (422).
  */
-function decodeError (core: ResourceCore, detail: string): ReturnType<typeof badRequest> {
+function decodeError (core: Pick<ResourceCore, 'def'>, detail: string): ReturnType<typeof badRequest> {
   const { version, kind } = core.def
   return badRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${detail}`)
 }
@@ -97,7 +97,7 @@ function unmarshalDetail (e: FieldError): string {
  * strict problems alone answer 400 naming all of them; field errors alone answer 422. For built-in
  * kinds a type error is a 400 decode error in any case.
  */
-export function finishValidation (core: ResourceCore, name: string, strictProblems: string[], errs: FieldError[]): void {
+export function finishValidation (core: Pick<ResourceCore, 'def'>, name: string, strictProblems: string[], errs: FieldError[]): void {
   const builtin = core.def.custom === undefined
   const typeErr = errs.find(e => e.type === TYPE_ERROR)
   if (builtin && typeErr !== undefined) throw decodeError(core, unmarshalDetail(typeErr))

@@ -126,3 +126,14 @@ t.test('normalising keeps property names and renames markers', async (t) => {
   t.same(normaliseSchema({ type: 'object', properties: { 'x-kubernetes-odd': { type: 'string', 'x-kubernetes-list-type': 'atomic' } } }),
     { type: 'object', properties: { 'x-kubernetes-odd': { type: 'string', 'x-orch-list-type': 'atomic' } } })
 })
+
+t.test('a deprecated CRD version is marked deprecated, with its warning or the default one', async (t) => {
+  const crd = crontabCRD()
+  crd.spec.versions[1].served = true
+  crd.spec.versions[1].deprecated = true
+  const [v1, beta] = definitionsFromCRD(crd)
+  t.equal(v1.deprecated, undefined)
+  t.same(beta.deprecated, { warning: 'stable.example.com/v1beta1 CronTab is deprecated' })
+  crd.spec.versions[1].deprecationWarning = 'use stable.example.com/v1'
+  t.same(definitionsFromCRD(crd)[1].deprecated, { warning: 'use stable.example.com/v1' })
+})

@@ -83,7 +83,11 @@ export function definitionsFromCRD (crd: Record<string, unknown>): ResourceDefin
     if (sub.status !== undefined && sub.status !== null) subresources.status = true
     const scale = scaleOf(v)
     if (scale !== undefined) subresources.scale = scale
+    const deprecated = v.deprecated === true
+      ? { warning: str(v.deprecationWarning) || `${str(spec.group)}/${str(v.name)} ${kind} is deprecated` }
+      : undefined
     return {
+      ...(deprecated === undefined ? {} : { deprecated }),
       group: str(spec.group),
       version: str(v.name),
       kind,

@@ -54,12 +54,26 @@ t.test('kubectl explain pods.spec.containers finds its schema in the v1 document
 })
 
 t.test('PATCH of every kind offers fieldValidation so kubectl validates server-side', async (t) => {
-  for (const d of defs) {
+  for (const d of defs.filter((d) => d.virtual !== true)) {
     const doc = buildOpenAPIv3GroupVersion(defs, d.group, d.version) as Obj
     const patches = Object.values(doc.paths as Record<string, Obj>).map((p) => p.patch).filter((op) => op?.['x-kubernetes-group-version-kind']?.kind === d.kind)
     t.ok(patches.length > 0, `${d.kind} has a PATCH operation`)
     t.ok(patches.every((op) => op.parameters.some((p: Obj) => p.name === 'fieldValidation' && p.in === 'query')), `${d.kind} PATCH takes fieldValidation`)
   }
+})
+
+t.test('a create-only kind has only POST on its collection and no list schema', async (t) => {
+  const doc = buildOpenAPIv3GroupVersion(defs, 'authorization.orch.io', 'v1') as Obj
+  const paths = doc.paths as Record<string, Obj>
+  t.same(Object.keys(paths).sort(), ['/apis/authorization.orch.io/v1/namespaces/{namespace}/localsubjectaccessreviews',
+    '/apis/authorization.orch.io/v1/selfsubjectaccessreviews', '/apis/authorization.orch.io/v1/selfsubjectrulesreviews',
+    '/apis/authorization.orch.io/v1/subjectaccessreviews'])
+  const sar = paths['/apis/authorization.orch.io/v1/subjectaccessreviews']
+  t.same(Object.keys(sar).filter((k) => k !== 'parameters'), ['post'])
+  t.ok(sar.post.parameters.some((p: Obj) => p.name === 'fieldValidation'), 'kubectl create validates server-side')
+  const schemas = Object.keys((doc.components as Obj).schemas as Obj)
+  t.ok(schemas.some((n) => n.endsWith('.SubjectAccessReview')))
+  t.notOk(schemas.some((n) => n.endsWith('.SubjectAccessReviewList')))
 })
 
 t.test('every $ref resolves inside the v2 and v3 documents', async (t) => {
@@ -91,7 +105,9 @@ t.test('v2 carries both GVK spellings and Kubernetes-spelled merge markers', asy
 
 t.test('/openapi/v3 lists each group-version with a content hash', async (t) => {
   const { paths } = buildOpenAPIv3Paths(defs)
-  t.same(Object.keys(paths), ['api/v1', 'apis/apiextensions.orch.io/v1', 'apis/apps/v1', 'apis/batch/v1', 'apis/coordination.orch.io/v1'])
+  t.same(Object.keys(paths), ['api/v1', 'apis/admissionregistration.orch.io/v1', 'apis/admissionregistration.orch.io/v1beta1', 'apis/apiextensions.orch.io/v1', 'apis/apps/v1', 'apis/authentication.orch.io/v1',
+    'apis/authentication.orch.io/v1alpha1', 'apis/authentication.orch.io/v1beta1', 'apis/authorization.orch.io/v1', 'apis/batch/v1', 'apis/certificates.orch.io/v1', 'apis/coordination.orch.io/v1',
+    'apis/discovery.orch.io/v1', 'apis/node.orch.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.orch.io/v1', 'apis/scheduling.orch.io/v1'])
   t.match(paths['api/v1'].serverRelativeURL, /^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}$/)
   t.equal(buildOpenAPIv3Paths(defs).paths['api/v1'].serverRelativeURL, paths['api/v1'].serverRelativeURL, 'stable')
 })
@@ -109,4 +125,11 @@ t.test('custom kinds are published under reversed-group names with their own sch
   const w = explainLookup(doc, '/apis/example.com', 'v1', 'widgets', false)
   t.equal(w?.properties.spec.description, 'Desired widget.')
   t.same(w?.properties.metadata, { $ref: '#/components/schemas/io.orch.apimachinery.pkg.apis.meta.v1.ObjectMeta' })
+})
+
+t.test('CertificateSigningRequests document their approval subresource', async (t) => {
+  const v2 = buildOpenAPIv2(defs) as Obj
+  const approval = v2.paths['/apis/certificates.orch.io/v1/certificatesigningrequests/{name}/approval']
+  t.same(Object.keys(approval).filter(k => k !== 'parameters').sort(), ['get', 'patch', 'put'])
+  t.match(approval.put.operationId, /CertificateSigningRequestApproval$/)
 })

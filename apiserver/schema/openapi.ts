@@ -86,7 +86,7 @@ function collectSchemas (defs: ResourceDefinition[], flavor: Flavor): Record<str
   for (const d of defs) {
     for (const [name, s] of Object.entries(d.definitions)) out[name] ??= withKubernetesGVK(publishSchema(s, flavor))
     out[schemaName(d, d.kind)] = kindSchema(d, flavor)
-    out[schemaName(d, d.listKind)] = listSchema(d, flavor)
+    if (d.virtual !== true) out[schemaName(d, d.listKind)] = listSchema(d, flavor)
   }
   return out
 }
@@ -109,6 +109,8 @@ function kindPaths (d: ResourceDefinition): Array<{ path: string; params: string
   const writeQuery = ['dryRun', 'fieldManager', 'fieldValidation']
   const op = (method: Op['method'], action: string, kind: string, schema: string, query: string[] = []): Op =>
     ({ method, action, kind, schema, writes: method !== 'get' && method !== 'delete', query })
+  // A create-only resource (a review) has only POST on its collection, as kube-apiserver publishes it.
+  if (d.virtual === true) return [{ path: coll, params: scope, ops: [op('post', 'post', d.kind, kindRef, writeQuery)] }]
   const paths = [
     { path: coll, params: scope, ops: [op('get', 'list', d.kind, listRef, listQuery), op('post', 'post', d.kind, kindRef, writeQuery), op('delete', 'deletecollection', d.kind, `${meta}Status`, ['dryRun', 'gracePeriodSeconds', 'propagationPolicy', ...listQuery.slice(0, 6)])] },
     { path: `${coll}/{name}`, params: [...scope, 'name'], ops: [op('get', 'get', d.kind, kindRef), op('put', 'put', d.kind, kindRef, writeQuery), op('patch', 'patch', d.kind, kindRef, [...writeQuery, 'force']), op('delete', 'delete', d.kind, `${meta}Status`, ['dryRun', 'gracePeriodSeconds', 'propagationPolicy'])] },
@@ -116,6 +118,9 @@ function kindPaths (d: ResourceDefinition): Array<{ path: string; params: string
   if (d.namespaced) paths.push({ path: `${base}/${d.plural}`, params: [], ops: [op('get', 'list', d.kind, listRef, listQuery)] })
   if (d.subresources.status === true) {
     paths.push({ path: `${coll}/{name}/status`, params: [...scope, 'name'], ops: [op('get', 'get', d.kind, kindRef), op('put', 'put', d.kind, kindRef, writeQuery), op('patch', 'patch', d.kind, kindRef, [...writeQuery, 'force'])] })
+  }
+  if (d.subresources.approval === true) {
+    paths.push({ path: `${coll}/{name}/approval`, params: [...scope, 'name'], ops: [op('get', 'get', d.kind, kindRef), op('put', 'put', d.kind, kindRef, writeQuery), op('patch', 'patch', d.kind, kindRef, [...writeQuery, 'force'])] })
   }
   if (d.subresources.scale !== undefined) {
     const scale = 'io.orch.api.autoscaling.v1.Scale'
@@ -126,7 +131,7 @@ function kindPaths (d: ResourceDefinition): Array<{ path: string; params: string
 }
 
 const opId = (d: ResourceDefinition, o: Op, path: string): string =>
-  `${o.action}${d.group === '' ? 'Core' : d.group.split('.')[0]}${d.version}${path.includes('{namespace}') ? 'Namespaced' : ''}${o.kind}${path.endsWith('/status') ? 'Status' : path.endsWith('/scale') ? 'Scale' : ''}`
+  `${o.action}${d.group === '' ? 'Core' : d.group.split('.')[0]}${d.version}${path.includes('{namespace}') ? 'Namespaced' : ''}${o.kind}${path.endsWith('/status') ? 'Status' : path.endsWith('/scale') ? 'Scale' : path.endsWith('/approval') ? 'Approval' : ''}`
 
 function buildPaths (defs: ResourceDefinition[], flavor: Flavor): Record<string, Obj> {
   const prefix = flavor === 'v2' ? '#/definitions/' : '#/components/schemas/'

@@ -92,7 +92,7 @@ export interface ResourceDefinition {
   namespaced: boolean
   /** Verbs of the main resource, in discovery order (get, list, watch, create, update, patch, delete, deletecollection). */
   verbs: string[]
-  subresources: { status?: boolean; scale?: ScaleSubresource }
+  subresources: { status?: boolean; scale?: ScaleSubresource; /** certificatesigningrequests/approval (the conditions only). */ approval?: boolean }
   /** The root schema of the object (properties apiVersion, kind, metadata, spec, status, ...). */
   schema: StructuralSchema
   /** Targets of `$ref` inside `schema`. */
@@ -117,8 +117,23 @@ export interface ResourceDefinition {
    * graceful deletion), as Kubernetes' kinds with a spec/status split do. Custom resources always do.
    */
   tracksGeneration?: boolean
+  /**
+   * Create-only and never stored (TokenReview, SubjectAccessReview, ...; registry/reviews/): POST answers the
+   * object with its status filled, and nothing else is served. `verbs` is then ['create'].
+   */
+  virtual?: boolean
   /** Set for kinds that came from a CustomResourceDefinition. */
   custom?: { crdName: string; preserveUnknownFieldsAtRoot: boolean }
+  /**
+   * The group objects are stored under, when the kind is also served under another name: `*.orch.io` groups are
+   * served under their Kubernetes names too (`apiextensions.k8s.io`), as the same objects. Absent = `group`.
+   */
+  storageGroup?: string
+  /**
+   * Set for a deprecated version (a CRD version with `deprecated: true`): its requests are annotated
+   * `orch.io/deprecated` in the audit log, and `warning` is the text clients are warned with.
+   */
+  deprecated?: { warning: string; removedRelease?: string }
 }
 
 /** A field-level validation error; becomes one `details.causes` entry of a 422. */

@@ -104,10 +104,38 @@ export interface Store {
   compact(revision: Revision): Promise<void>
   /** Flushes and closes; pending writes settle first. Watches end with a StoreClosed error. */
   close(): Promise<void>
+  /** How full the store and its file system are, freshly measured when the last look is older than a second. */
+  space(): SpaceStatus
+  /** Called once per transition into and out of the full state (not per refused write). Returns an unsubscribe. */
+  onSpaceChange(listener: (status: SpaceStatus) => void): () => void
+}
+
+/**
+ * The space a store has left. While `full`, writes other than deletes fail with NoSpace; deletes, compaction and the
+ * store's bookkeeping still commit (they use a reserve kept free for them).
+ */
+export interface SpaceStatus {
+  full: boolean
+  /** Where the store lives (a directory). */
+  path: string
+  /** Size of the store's files on disk. */
+  storeBytes: number
+  /** Bytes the store's data needs (its files hold free pages too, which new writes reuse). */
+  inUseBytes: number
+  /** Bytes free for the store on its file system (for an unprivileged process). */
+  freeBytes: number
+  /** The size the store may use (`--storage-quota-bytes`); 0 for no quota beyond the disk. */
+  quotaBytes: number
+  /** Bytes kept free for deletes, compaction and bookkeeping: other writes stop before touching them. */
+  reserveBytes: number
+  /** One line for logs, health checks and the 507 answers. */
+  message: string
 }
 
 export type StorageErrorCode =
   | 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'StoreClosed' | 'Internal'
+  /** The store or its file system is full (or at its quota): the write was refused, nothing was written. */
+  | 'NoSpace'
 
 /** The one storage error; translated to API errors at one seam (registry/storage-errors.ts). */
 export class StorageError extends Error {

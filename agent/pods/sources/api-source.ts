@@ -1,7 +1,7 @@
 // Pods bound to this node (spec.nodeName), by list then watch on the API server; mirror pods are reported apart, never run.
 
-import type { ApiClient, JsonObject } from '../../apiclient/client.js'
-import { ApiClientError } from '../../apiclient/client.js'
+import type { ApiClient, JsonObject } from '../../../apiserver/client/rest-client.js'
+import { ApiClientError } from '../../../apiserver/client/rest-client.js'
 import { isMirrorPod, type Pod } from '../pod-types.js'
 import type { PodSourceRunner, SourceLogger, SourceSink } from './source.js'
 

@@ -5,7 +5,7 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { ContainerConfig, ContainerState } from '../runtime.js'
 import type { HostMemory } from './binary.js'
-import type { WorkerInput, WorkerResult, WorkerThreadInfo } from './worker.js'
+import type { WorkerInput, WorkerLogFull, WorkerResult, WorkerThreadInfo } from './worker.js'
 
 /** USER_HZ: /proc reports CPU time in these ticks; 100 on every mainstream Linux architecture. */
 const CLOCK_TICKS = 100
@@ -76,7 +76,9 @@ export class ContainerProcess {
     private readonly prepared: PreparedModule,
     private readonly limits: WorkerLimits,
     private readonly nowNs: () => number,
-    private readonly workerUrl: URL
+    private readonly workerUrl: URL,
+    /** A problem worth a pod Event that does not stop the container (log lines dropped on a full disk). */
+    private readonly onWarning: (reason: string, message: string) => void = () => {}
   ) {
     this.exited = new Promise(resolve => { this.resolveExited = resolve })
   }
@@ -98,8 +100,9 @@ export class ContainerProcess {
     this.worker = worker
     worker.stdout.resume()
     worker.stderr.resume()
-    worker.on('message', (m: WorkerResult | WorkerThreadInfo) => {
+    worker.on('message', (m: WorkerResult | WorkerThreadInfo | WorkerLogFull) => {
       if (m.kind === 'thread') this.taskPath = m.taskPath
+      else if (m.kind === 'log-full') this.onWarning('LogWriteFailed', m.message)
       else this.result = m
     })
     worker.on('error', err => {

@@ -37,6 +37,8 @@ export interface WasmRuntimeOptions {
   /** V8 heap limits of each container's worker (the wasm memory is capped separately). */
   workerLimits?: Partial<WorkerLimits>
   registry?: RegistryClientOptions
+  /** Problems of a running container worth a pod Event (log lines dropped on a full disk); `labels` are the container's. */
+  onContainerWarning?: (labels: Record<string, string>, reason: string, message: string) => void
   /** Epoch milliseconds; injected for tests. */
   now?: () => number
   newId?: () => string
@@ -197,7 +199,8 @@ export async function createWasmRuntime (opts: WasmRuntimeOptions): Promise<Wasm
     async startContainer (id) {
       const c = getContainer(id)
       if (c.record.state !== 'CONTAINER_CREATED') throw new RuntimeError('InvalidArgument', `container ${id} is ${c.record.state}, not CONTAINER_CREATED`)
-      c.process = new ContainerProcess(c.record, c.prepared, limits, nowNs, workerUrl)
+      c.process = new ContainerProcess(c.record, c.prepared, limits, nowNs, workerUrl,
+        (reason, message) => opts.onContainerWarning?.(c.record.config.labels ?? {}, reason, message))
       try {
         await c.process.start()
       } catch (err) {

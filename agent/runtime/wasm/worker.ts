@@ -28,6 +28,8 @@ interface Sizes { memoryBytes: number; memoryMaxBytes: number; growFailed?: bool
 export type WorkerResult = ({ kind: 'exit'; exitCode: number } | { kind: 'trap'; message: string }) & Sizes
 /** Sent first, on Linux: `/proc/<pid>/task/<tid>`, so the host can read this thread's CPU time. */
 export interface WorkerThreadInfo { kind: 'thread'; taskPath: string }
+/** Sent once when log lines start being dropped because the disk is full. */
+export interface WorkerLogFull { kind: 'log-full'; message: string }
 
 const WASI_ERRNO_SUCCESS = 0
 const WASI_ERRNO_FAULT = 21
@@ -35,7 +37,19 @@ const WASI_ERRNO_FAULT = 21
 function run (input: WorkerInput): WorkerResult {
   const logFd = openSync(input.logPath, 'a')
   const devNull = openSync('/dev/null', 'r+')
-  const log = new CriLogWriter(bytes => { writeSync(logFd, bytes) }, () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)))
+  let logFull = false
+  // A full disk drops log lines, as containerd does, instead of failing the module's writes; the host hears of it once.
+  const writeLog = (bytes: Uint8Array): void => {
+    try {
+      writeSync(logFd, bytes)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code !== 'ENOSPC' && code !== 'EDQUOT') throw err
+      if (!logFull && parentPort !== null) parentPort.postMessage({ kind: 'log-full', message: `container log lines are being dropped: no space left on device (${input.logPath})` } satisfies WorkerLogFull)
+      logFull = true
+    }
+  }
+  const log = new CriLogWriter(writeLog, () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6)))
   const memory = input.memory
     ? new WebAssembly.Memory({ initial: input.memory.initial, maximum: input.memory.maximum, ...(input.memory.shared ? { shared: true } : {}) } as WebAssembly.MemoryDescriptor)
     : undefined

@@ -123,9 +123,9 @@ function threeWay (tt: Tap, schema: PatchSchema, name: string, c: Case, prep: (d
     patch = createThreeWayMergePatch(o, m, cur, schema, false)
     if (conflictCase || c.result === undefined) { tt.fail(`${name}: expected conflict did not occur`); return }
   } catch (err) {
-    if (!(err instanceof SmpConflictError)) { tt.fail(`${name} three-way creation: ${(err as Error).message}`); return }
-    if (!conflictCase) { tt.fail(`${name}: unexpected conflict: ${err.message}`); return }
-    tt.pass(`${name}: conflict reported`)
+    if (!conflictCase) { tt.fail(`${name}: unexpected error: ${(err as Error).message}`); return }
+    tt.ok(err instanceof SmpConflictError, `${name}: conflict reported (${(err as Error).message})`)
+    if (!(err instanceof SmpConflictError)) return
     if (c.result === undefined) return
     try {
       patch = createThreeWayMergePatch(o, m, cur, schema, true)
@@ -186,8 +186,8 @@ function checkText (tt: Tap, name: string, make: () => JsonMap, expected?: strin
     tt.equal(goJson(got), expected, name)
     return got
   } catch (err) {
-    if (expectedErr !== undefined && (err as Error).message.includes(expectedErr)) { tt.pass(`${name}: ${expectedErr}`); return undefined }
-    tt.fail(`${name}: ${(err as Error).message}`)
+    if (expectedErr === undefined) { tt.fail(`${name}: ${(err as Error).message}`); return undefined }
+    tt.match((err as Error).message, expectedErr, `${name}: ${expectedErr}`)
     return undefined
   }
 }

@@ -108,9 +108,11 @@ function stable (v: unknown): string {
 }
 
 /** Pod specs are immutable but for images, deadlines and added tolerations (Kubernetes' ValidatePodUpdate). */
-export function validatePodUpdate (obj: Obj, old: Obj): FieldError[] {
+export function validatePodUpdate (obj: Obj, old: Obj, internal = false): FieldError[] {
   const spec = (obj.spec ?? {}) as Obj
-  const before = (old.spec ?? {}) as Obj
+  let before = (old.spec ?? {}) as Obj
+  // Binding an unscheduled pod is the one spec change the binding subresource makes.
+  if (internal && (before.nodeName ?? '') === '' && typeof spec.nodeName === 'string') before = { ...before, nodeName: spec.nodeName }
   if (frozen(spec) !== frozen(before)) return [forbidden('spec', UPDATE_FORBIDDEN)]
   const oldTolerations = list(before.tolerations).map(t => JSON.stringify(t))
   const newTolerations = new Set(list(spec.tolerations).map(t => JSON.stringify(t)))

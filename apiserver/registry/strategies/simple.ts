@@ -7,6 +7,7 @@ import { fieldPathValue, type FieldGetter } from '../selectors.js'
 const field = (path: string): FieldGetter => o => fieldPathValue(o, path)
 
 export const nodeStrategy: Strategy = {
+  keepsStatusOnCreate: true,
   fieldLabels: { 'spec.unschedulable': o => fieldPathValue(o, 'spec.unschedulable') === 'true' ? 'true' : 'false' }
 }
 

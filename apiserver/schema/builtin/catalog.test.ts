@@ -8,21 +8,40 @@ const byKind = (kind: string) => {
   return def
 }
 
-t.test('serves the issue 2 kinds with Kubernetes names', async (t) => {
+t.test('serves the workload and cluster kinds with Kubernetes names', async (t) => {
   const defs = builtinDefinitions()
   const names = defs.map((d) => `${d.group}/${d.version}/${d.kind}`)
   t.same(names.sort(), [
-    '/v1/ConfigMap', '/v1/Endpoints', '/v1/Event', '/v1/Namespace', '/v1/Node', '/v1/PersistentVolume',
-    '/v1/PersistentVolumeClaim', '/v1/Pod', '/v1/Secret', '/v1/Service', '/v1/ServiceAccount',
-    'apiextensions.orch.io/v1/CustomResourceDefinition', 'apps/v1/DaemonSet', 'apps/v1/Deployment',
-    'apps/v1/ReplicaSet', 'apps/v1/StatefulSet', 'batch/v1/CronJob', 'batch/v1/Job', 'coordination.orch.io/v1/Lease',
+    '/v1/ConfigMap', '/v1/Endpoints', '/v1/Event', '/v1/LimitRange', '/v1/Namespace', '/v1/Node', '/v1/PersistentVolume',
+    '/v1/PersistentVolumeClaim', '/v1/Pod', '/v1/PodTemplate', '/v1/ReplicationController', '/v1/ResourceQuota',
+    '/v1/Secret', '/v1/Service', '/v1/ServiceAccount',
+    'admissionregistration.orch.io/v1/MutatingWebhookConfiguration', 'admissionregistration.orch.io/v1/ValidatingWebhookConfiguration',
+    'admissionregistration.orch.io/v1beta1/ValidatingAdmissionPolicy', 'admissionregistration.orch.io/v1beta1/ValidatingAdmissionPolicyBinding',
+    'apiextensions.orch.io/v1/CustomResourceDefinition', 'apps/v1/ControllerRevision', 'apps/v1/DaemonSet', 'apps/v1/Deployment',
+    'apps/v1/ReplicaSet', 'apps/v1/StatefulSet',
+    'authentication.orch.io/v1/SelfSubjectReview', 'authentication.orch.io/v1/TokenReview',
+    'authentication.orch.io/v1alpha1/SelfSubjectReview', 'authentication.orch.io/v1beta1/SelfSubjectReview',
+    'authorization.orch.io/v1/LocalSubjectAccessReview', 'authorization.orch.io/v1/SelfSubjectAccessReview',
+    'authorization.orch.io/v1/SelfSubjectRulesReview', 'authorization.orch.io/v1/SubjectAccessReview',
+    'batch/v1/CronJob', 'batch/v1/Job', 'certificates.orch.io/v1/CertificateSigningRequest', 'coordination.orch.io/v1/Lease',
+    'discovery.orch.io/v1/EndpointSlice', 'node.orch.io/v1/RuntimeClass', 'policy/v1/PodDisruptionBudget',
+    'rbac.authorization.orch.io/v1/ClusterRole', 'rbac.authorization.orch.io/v1/ClusterRoleBinding',
+    'rbac.authorization.orch.io/v1/Role', 'rbac.authorization.orch.io/v1/RoleBinding', 'scheduling.orch.io/v1/PriorityClass',
   ])
   for (const d of defs) {
     t.equal(d.singular, d.kind.toLowerCase(), `${d.kind} singular`)
     t.equal(d.listKind, `${d.kind}List`)
     t.equal(d.storageVersion, d.version)
-    t.ok(d.verbs.includes('watch') && d.verbs.includes('deletecollection'), `${d.kind} verbs`)
+    if (d.virtual === true) t.same(d.verbs, ['create'], `${d.kind} is create-only`)
+    else t.ok(d.verbs.includes('watch') && d.verbs.includes('deletecollection'), `${d.kind} verbs`)
   }
+})
+
+t.test('the reviews are create-only kinds, namespaced only for LocalSubjectAccessReview', async (t) => {
+  const reviews = builtinDefinitions().filter((d) => d.virtual === true)
+  t.same(reviews.filter((d) => d.namespaced).map((d) => d.kind), ['LocalSubjectAccessReview'])
+  t.same(byKind('SubjectAccessReview').plural, 'subjectaccessreviews')
+  t.same(reviews.map((d) => d.printerColumns.length + Object.keys(d.subresources).length), reviews.map(() => 0))
 })
 
 t.test('every kind schema resolves and declares apiVersion, kind, metadata', async (t) => {
@@ -55,7 +74,8 @@ t.test('short names, categories, scope and subresources match kubectl expectatio
   t.same(byKind('Pod').printerColumns.find((c) => c.name === 'Node'), { name: 'Node', type: 'string', jsonPath: '', priority: 1, printer: 'podNode' })
   t.same(byKind('CustomResourceDefinition').categories, ['api-extensions'])
   t.same(builtinDefinitions().filter((d) => d.tracksGeneration === true).map((d) => d.kind),
-    ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'CustomResourceDefinition'])
+    ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'ReplicationController', 'PodDisruptionBudget',
+      'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
 })
 
 t.test('each call returns fresh objects', async (t) => {

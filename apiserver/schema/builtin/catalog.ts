@@ -21,6 +21,8 @@ interface KindEntry {
   shortNames?: string[]
   categories?: string[]
   status?: boolean
+  /** The certificates API's approval subresource. */
+  approval?: boolean
   scale?: ScaleSubresource
   printerColumns?: PrinterColumn[]
   strategy?: string
@@ -28,6 +30,8 @@ interface KindEntry {
   nameValidation?: NonNullable<ResourceDefinition['nameValidation']>
   /** Objects carry metadata.generation (ResourceDefinition.tracksGeneration). */
   generation?: boolean
+  /** Create-only, never stored (ResourceDefinition.virtual): served by registry/reviews/. */
+  virtual?: boolean
 }
 
 const allVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
@@ -46,6 +50,24 @@ const nameWide: PrinterColumn = { name: 'Name', type: 'string', format: 'name', 
 /** The wide Containers/Images(/Selector) columns of the workload printers. */
 const template = (selector = true): PrinterColumn[] => [computed('Containers', 'templateContainers', 'string', 1),
   computed('Images', 'templateImages', 'string', 1), ...(selector ? [computed('Selector', 'templateSelector', 'string', 1)] : [])]
+
+/** Role, ClusterRole, RoleBinding, ClusterRoleBinding: names are path segments; kubectl's RBAC printer columns. */
+function rbacEntries (): KindEntry[] {
+  const group = 'rbac.authorization.orch.io'
+  const schema = (k: string): string => 'io.orch.api.rbac.v1.' + k
+  // Roles print as the default table does (Name, Created At), as kube-apiserver's printRole.
+  const roleColumns: PrinterColumn[] = []
+  const bindingColumns = [computed('Role', 'bindingRole'), age, computed('Users', 'bindingUsers', 'string', 1),
+    computed('Groups', 'bindingGroups', 'string', 1), computed('ServiceAccounts', 'bindingServiceAccounts', 'string', 1)]
+  const entry = (kind: string, plural: string, namespaced: boolean, strategy: string, printerColumns: PrinterColumn[]): KindEntry =>
+    ({ group, version: 'v1', kind, plural, schema: schema(kind), namespaced, strategy, nameValidation: 'path', printerColumns })
+  return [
+    entry('Role', 'roles', true, 'role', roleColumns),
+    entry('ClusterRole', 'clusterroles', false, 'clusterrole', roleColumns),
+    entry('RoleBinding', 'rolebindings', true, 'rolebinding', bindingColumns),
+    entry('ClusterRoleBinding', 'clusterrolebindings', false, 'clusterrolebinding', bindingColumns)
+  ]
+}
 
 // Columns, order, priorities and cells follow kube-apiserver 1.29's printers (pkg/printers/internalversion).
 const core = 'io.orch.api.core.v1.'
@@ -126,13 +148,69 @@ const entries: KindEntry[] = [
     printerColumns: [col('Schedule', '.spec.schedule'), computed('Timezone', 'cronJobTimeZone'),
       computed('Suspend', 'cronJobSuspend', 'boolean'), computed('Active', 'cronJobActive', 'integer'),
       computed('Last Schedule', 'cronJobLastSchedule'), age, ...template()] },
+  { group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', schema: core + 'ReplicationController',
+    namespaced: true, shortNames: ['rc'], categories: ['all'], status: true, generation: true,
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+    printerColumns: [col('Desired', '.spec.replicas', 'integer'), col('Current', '.status.replicas', 'integer'),
+      col('Ready', '.status.readyReplicas', 'integer'), age, ...template()] },
+  { group: '', version: 'v1', kind: 'PodTemplate', plural: 'podtemplates', schema: core + 'PodTemplate', namespaced: true,
+    printerColumns: [computed('Containers', 'podTemplateContainers'), computed('Images', 'podTemplateImages'),
+      computed('Pod Labels', 'podTemplateLabels')] },
+  { group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', schema: core + 'LimitRange', namespaced: true,
+    shortNames: ['limits'], printerColumns: [col('Created At', '.metadata.creationTimestamp')] },
+  { group: '', version: 'v1', kind: 'ResourceQuota', plural: 'resourcequotas', schema: core + 'ResourceQuota', namespaced: true,
+    shortNames: ['quota'], status: true, printerColumns: [age, computed('Request', 'quotaRequest'), computed('Limit', 'quotaLimit')] },
+  { group: 'apps', version: 'v1', kind: 'ControllerRevision', plural: 'controllerrevisions',
+    schema: 'io.orch.api.apps.v1.ControllerRevision', namespaced: true,
+    printerColumns: [computed('Controller', 'revisionController'), col('Revision', '.revision', 'integer'), age] },
+  { group: 'discovery.orch.io', version: 'v1', kind: 'EndpointSlice', plural: 'endpointslices',
+    schema: 'io.orch.api.discovery.v1.EndpointSlice', namespaced: true,
+    printerColumns: [col('AddressType', '.addressType'), computed('Ports', 'slicePorts'), computed('Endpoints', 'sliceEndpoints'), age] },
+  { group: 'policy', version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets',
+    schema: 'io.orch.api.policy.v1.PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], status: true, generation: true,
+    printerColumns: [computed('Min Available', 'pdbMinAvailable'), computed('Max Unavailable', 'pdbMaxUnavailable'),
+      col('Allowed Disruptions', '.status.disruptionsAllowed', 'integer'), age] },
+  { group: 'scheduling.orch.io', version: 'v1', kind: 'PriorityClass', plural: 'priorityclasses',
+    schema: 'io.orch.api.scheduling.v1.PriorityClass', namespaced: false, shortNames: ['pc'],
+    printerColumns: [col('Value', '.value', 'integer'), computed('Global-Default', 'priorityClassGlobalDefault', 'boolean'), age,
+      computed('PreemptionPolicy', 'priorityClassPreemption', 'string', 1)] },
+  { group: 'node.orch.io', version: 'v1', kind: 'RuntimeClass', plural: 'runtimeclasses',
+    schema: 'io.orch.api.node.v1.RuntimeClass', namespaced: false, printerColumns: [col('Handler', '.handler'), age] },
   { group: 'coordination.orch.io', version: 'v1', kind: 'Lease', plural: 'leases',
     schema: 'io.orch.api.coordination.v1.Lease', namespaced: true, allowCreateOnUpdate: true,
     printerColumns: [col('Holder', '.spec.holderIdentity'), age] },
+  { group: 'certificates.orch.io', version: 'v1', kind: 'CertificateSigningRequest', plural: 'certificatesigningrequests',
+    schema: 'io.orch.api.certificates.v1.CertificateSigningRequest', namespaced: false, shortNames: ['csr'], status: true,
+    approval: true, strategy: 'csr', nameValidation: 'path',
+    printerColumns: [age, computed('SignerName', 'csrSignerName'), col('Requestor', '.spec.username'),
+      computed('RequestedDuration', 'csrRequestedDuration'), computed('Condition', 'csrCondition')] },
+  ...(['Mutating', 'Validating'].map((which): KindEntry => ({ group: 'admissionregistration.orch.io', version: 'v1',
+    kind: `${which}WebhookConfiguration`, plural: `${which.toLowerCase()}webhookconfigurations`, namespaced: false,
+    schema: `io.orch.api.admissionregistration.v1.${which}WebhookConfiguration`, categories: ['api-extensions'],
+    strategy: `${which.toLowerCase()}webhookconfiguration`, printerColumns: [computed('Webhooks', 'webhookCount', 'integer'), age] }))),
+  ...rbacEntries(),
   { group: 'apiextensions.orch.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions',
     schema: 'io.orch.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition', namespaced: false,
     shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, strategy: 'crd', generation: true },
+  // ValidatingAdmissionPolicy (beta in v1.29): policies carry status (type checking) and a generation the status observes.
+  { group: 'admissionregistration.orch.io', version: 'v1beta1', kind: 'ValidatingAdmissionPolicy', plural: 'validatingadmissionpolicies',
+    schema: 'io.orch.api.admissionregistration.v1beta1.ValidatingAdmissionPolicy', namespaced: false, status: true, generation: true,
+    strategy: 'validatingadmissionpolicy' },
+  { group: 'admissionregistration.orch.io', version: 'v1beta1', kind: 'ValidatingAdmissionPolicyBinding', plural: 'validatingadmissionpolicybindings',
+    schema: 'io.orch.api.admissionregistration.v1beta1.ValidatingAdmissionPolicyBinding', namespaced: false, generation: true,
+    strategy: 'validatingadmissionpolicybinding' },
+  // Reviews: create-only kinds that are never stored (apiserver/registry/reviews/); the object posted comes back with its status.
+  ...(['v1', 'v1beta1', 'v1alpha1'].map(version => review('authentication.orch.io', version, 'SelfSubjectReview'))),
+  review('authentication.orch.io', 'v1', 'TokenReview'),
+  review('authorization.orch.io', 'v1', 'SubjectAccessReview'),
+  review('authorization.orch.io', 'v1', 'SelfSubjectAccessReview'),
+  review('authorization.orch.io', 'v1', 'LocalSubjectAccessReview', true),
+  review('authorization.orch.io', 'v1', 'SelfSubjectRulesReview'),
 ]
+
+function review (group: string, version: string, kind: string, namespaced = false): KindEntry {
+  return { group, version, kind, plural: kind.toLowerCase() + 's', schema: `io.orch.api.${group.split('.')[0]}.${version}.${kind}`, namespaced, virtual: true }
+}
 
 /** The derived definitions with the Go-coded defaults laid over them (a fresh copy). */
 export function builtinSchemaDefinitions (overlay: SchemaOverlay = builtinOverlay()): SchemaDefinitions {
@@ -159,6 +237,7 @@ function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
   for (const name of referencedDefinitions(schema, defs)) definitions[name] = defs[name]
   const subresources: ResourceDefinition['subresources'] = {}
   if (e.status === true) subresources.status = true
+  if (e.approval === true) subresources.approval = true
   if (e.scale !== undefined) subresources.scale = { ...e.scale }
   const def: ResourceDefinition = {
     group: e.group,
@@ -170,7 +249,7 @@ function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
     shortNames: [...(e.shortNames ?? [])],
     categories: [...(e.categories ?? [])],
     namespaced: e.namespaced,
-    verbs: [...allVerbs],
+    verbs: e.virtual === true ? ['create'] : [...allVerbs],
     subresources,
     schema,
     definitions,
@@ -181,6 +260,7 @@ function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
   }
   if (e.strategy !== undefined) def.strategy = e.strategy
   if (e.generation === true) def.tracksGeneration = true
+  if (e.virtual === true) def.virtual = true
   if (returnsDeletedObject.has(`${e.group}/${e.plural}`)) def.returnDeletedObject = true
   return def
 }

@@ -6,14 +6,23 @@
 // orch's: `io.k8s.` -> `io.orch.`, `*.k8s.io` groups -> `*.orch.io`, `x-kubernetes-*` -> `x-orch-*`.
 // Every definition is kept (about 600, a few hundred KiB), so a new kind needs only a catalog entry.
 import { readFileSync, writeFileSync } from 'node:fs'
+import { gunzipSync } from 'node:zlib'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 type Json = Record<string, unknown>
 
 const here = dirname(fileURLToPath(import.meta.url))
-const defaultIn = resolve(here, '../../../../shared/reference/openapi-v1.29/swagger.json')
+/** The swagger document, structure only (descriptions removed), carried in the repository. */
+export const referenceDocument = resolve(here, 'openapi-v1.29/swagger.json.gz')
 const defaultOut = resolve(here, '../builtin/definitions.json')
+
+/** Reads a swagger document, gzipped (`.gz`) or not. */
+export function readSwagger (path: string): { definitions: Record<string, Json> } {
+  const bytes = readFileSync(path)
+  const text = path.endsWith('.gz') ? gunzipSync(bytes).toString('utf8') : bytes.toString('utf8')
+  return JSON.parse(text) as { definitions: Record<string, Json> }
+}
 
 /** Kubernetes definition name -> orch definition name. */
 export function orchName(k8sName: string): string {
@@ -119,9 +128,9 @@ export function deriveDefinitions(swagger: { definitions: Record<string, Json> }
 }
 
 function main(): void {
-  const input = process.argv[2] ?? defaultIn
+  const input = process.argv[2] ?? referenceDocument
   const output = process.argv[3] ?? defaultOut
-  const swagger = JSON.parse(readFileSync(input, 'utf8')) as { definitions: Record<string, Json> }
+  const swagger = readSwagger(input)
   const defs = deriveDefinitions(swagger)
   // One definition per line: diffs stay readable, the file stays compact.
   const lines = Object.entries(defs).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)

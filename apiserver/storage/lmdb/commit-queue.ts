@@ -4,9 +4,15 @@
 // One transaction is in flight at a time; the batch is taken from the queue inside the transaction
 // callback, so every write queued until the write lock is granted joins it. While batch N is being
 // flushed to disk (lmdb's overlappingSync), batch N+1 already commits; acknowledgements follow in order.
+//
+// Space: each batch asks the space guard to measure if due, and every write other than a delete to be admitted (refused
+// ones fail with NoSpace and take no revision). A batch whose commit fails for want of space anyway (the disk
+// filled from elsewhere) fails its writes with NoSpace and is retried once with its deletes alone.
 import { StorageError, type Encoder, type KeyValue, type Revision, type WatchEvent } from '../store.js'
 import { DEL, PUT, decodeLive, encodeLive, encodeLog, encodeNumber, type Layout } from './layout.js'
 import type { StoreLogger } from './options.js'
+import { estimateWriteBytes, type SpaceGuard } from './space-guard.js'
+import { classifyCommitError, commitCause } from './space-probe.js'
 
 /** A write as the store asks for it. */
 export type WriteRequest =
@@ -14,8 +20,8 @@ export type WriteRequest =
   | { kind: 'update', key: string, encode: Encoder, expected?: Revision }
   | { kind: 'delete', key: string, expected?: Revision }
 
-/** A queued write: the request and the settling of its promise. */
-export type WriteOp = WriteRequest & { resolve: (kv: KeyValue) => void, reject: (err: Error) => void }
+/** A queued write: the request and the settling of its promise; `retried` once its batch failed for want of space. */
+export type WriteOp = WriteRequest & { resolve: (kv: KeyValue) => void, reject: (err: Error) => void, retried?: boolean }
 
 interface Batch {
   ops: WriteOp[]
@@ -28,6 +34,8 @@ export interface CommitQueueDeps {
   layout: Layout
   now: () => number
   logger: StoreLogger
+  /** Admits the writes other than deletes while space lasts. */
+  space: SpaceGuard
   /** Called once per durable batch with changes, in revision order, before its writers' promises settle. */
   publish: (events: WatchEvent[], revision: Revision) => void
   /**
@@ -70,9 +78,16 @@ export class CommitQueue {
       return
     }
     this.queue.push(op)
-    if (this.running === undefined) {
-      this.running = this.run().finally(() => { this.running = undefined })
-    }
+    this.kick()
+  }
+
+  /** Starts the commit loop unless it runs; a write queued as the loop was ending (its writers' continuations run first) starts it again. */
+  private kick (): void {
+    if (this.running !== undefined) return
+    this.running = this.run().finally(() => {
+      this.running = undefined
+      if (this.queue.length > 0) this.kick()
+    })
   }
 
   /** Refuses new writes and waits until every queued write has settled. */
@@ -91,15 +106,17 @@ export class CommitQueue {
         // a child transaction: if anything throws, the batch is rolled back whole
         await root.childTransaction(() => {
           ops = this.take()
+          this.deps.space.beginBatch()
           batch = this.apply(ops)
         })
         if (batch === undefined) throw new Error('transaction callback did not run')
       } catch (err) {
+        this.deps.space.endBatch()
         if (ops.length === 0) ops = this.take()
-        this.deps.logger.error({ err, writes: ops.length }, 'storage commit failed')
-        for (const op of ops) op.reject(new StorageError('Internal', `commit failed: ${String(err)}`, op.key))
+        await this.failBatch(ops, err)
         continue
       }
+      this.deps.space.endBatch()
       const done: Batch = batch
       this.lastRev = done.lastRev
       // taken before the next batch is queued, so it covers exactly the writes committed so far
@@ -108,6 +125,27 @@ export class CommitQueue {
         .then(() => flushed.then(() => this.settle(done), err => this.failFlush(done, err)))
         .catch(err => this.deps.logger.error({ err }, 'settling writes failed'))
     }
+  }
+
+  /**
+   * A batch's transaction failed and was rolled back whole: its writes fail, with NoSpace when the disk is full
+   * (then its deletes, which free space, go again once on their own), else with Internal.
+   */
+  private async failBatch (ops: WriteOp[], err: unknown): Promise<void> {
+    const cause = await commitCause(err)
+    const kind = classifyCommitError(cause)
+    const noSpace = this.deps.space.commitFailed(kind.space, kind.io)
+    if (noSpace === undefined) {
+      this.deps.logger.error({ err: cause, writes: ops.length }, 'storage commit failed')
+      for (const op of ops) op.reject(new StorageError('Internal', `commit failed: ${String(cause)}`, op.key))
+      return
+    }
+    const again = ops.filter(op => op.kind === 'delete' && op.retried !== true)
+    this.deps.logger.warn({ err: cause, writes: ops.length, retried: again.length }, 'storage commit failed: no space')
+    for (const op of ops) {
+      if (!again.includes(op)) op.reject(new StorageError('NoSpace', noSpace.message, op.key))
+    }
+    this.queue.unshift(...again.map(op => ({ ...op, retried: true })))
   }
 
   /** The next batch: everything queued, up to MAX_BATCH writes (bounds the time the loop is held). */
@@ -153,6 +191,8 @@ export class CommitQueue {
     } catch (err) {
       return new StorageError('Internal', `encoder failed: ${String(err)}`, op.key)
     }
+    const noSpace = this.deps.space.admit(op.key, estimateWriteBytes(Buffer.byteLength(op.key), value.length))
+    if (noSpace !== undefined) return noSpace
     const createRev = prev?.createRevision ?? rev
     live.putSync(op.key, encodeLive(createRev, rev, value))
     log.putSync(rev, encodeLog(PUT, op.key, createRev, prev?.modRevision ?? 0, time, value), { append: true })

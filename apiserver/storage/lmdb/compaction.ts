@@ -5,9 +5,13 @@
 // each record supersedes its key's previous version (deleted), and a delete record is itself dropped.
 // `compacted` (the oldest readable revision) moves to R before anything is deleted, and is persisted
 // in the same transaction as the first deletions, together with `compactDone` (the progress).
+//
+// While the store is full (`underPressure`), retention is set aside: compaction goes to the newest revision, so
+// the history of deleted and replaced objects is freed at once (watchers behind it get 410 Gone and relist).
 import { StorageError, type Revision } from '../store.js'
 import { DEL, decodeLog, encodeNumber, logTime, type Layout } from './layout.js'
 import type { StoreLogger } from './options.js'
+import { commitCause } from './space-probe.js'
 
 /** Log records processed per transaction. */
 const CHUNK = 1000
@@ -20,6 +24,8 @@ export interface CompactorDeps {
   intervalMs: number
   /** The newest committed revision; compaction never goes past it. */
   committedRevision: () => Revision
+  /** True while the store is full: retention is set aside. */
+  underPressure: () => boolean
 }
 
 export class Compactor {
@@ -83,7 +89,7 @@ export class Compactor {
    * (compaction only deletes at or below its target), and commit times grow with revisions.
    */
   private expiredRevision (): Revision {
-    const cutoff = this.deps.now() - this.deps.retentionMs
+    const cutoff = this.deps.underPressure() ? Number.POSITIVE_INFINITY : this.deps.now() - this.deps.retentionMs
     const { log } = this.deps.layout
     let lo = Math.max(this.done, this.compacted) // known expired (or the base)
     let hi = this.deps.committedRevision() + 1 // known not expired (or past the end)
@@ -120,7 +126,7 @@ export class Compactor {
         last = chunk.length === CHUNK ? chunk[chunk.length - 1].rev : target
         meta.putSync('compacted', encodeNumber(target))
         meta.putSync('compactDone', encodeNumber(last))
-      })
+      }).catch(async (err: unknown) => { throw await commitCause(err) }) // lmdb's commitError must be handled
       this.done = last
     }
     this.deps.logger.info({ revision: target }, 'storage compacted')

@@ -9,9 +9,13 @@
 // a watch or read from before `compactedRevision()` fails with Compacted, revision 0 included (callers
 // that mean "from now" pass `currentRevision()`); event arrays and their Buffers are shared between
 // watchers and must not be mutated.
+//
+// Space: the space guard admits writes while the file system (and the quota) have room; while the store is full,
+// only deletes commit, compaction sets retention aside, and the space is measured every few seconds so writes
+// resume by themselves once deletes and compaction (or anything else) have freed enough.
 import { mkdirSync } from 'node:fs'
 import {
-  StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type Store,
+  StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store,
   type WatchCallbacks, type WatchHandle
 } from '../store.js'
 import { CommitQueue, type WriteRequest } from './commit-queue.js'
@@ -19,6 +23,8 @@ import { Compactor } from './compaction.js'
 import { HistoryReader, type ReadTxn } from './history.js'
 import { checkKey, fitsKey, openLayout, readMetaNumber, type Layout } from './layout.js'
 import type { ResolvedOptions } from './options.js'
+import { SpaceGuard } from './space-guard.js'
+import { measureLmdb } from './space-probe.js'
 import { WatchHub } from './watch-hub.js'
 
 export class LmdbStore implements Store {
@@ -26,20 +32,37 @@ export class LmdbStore implements Store {
   private readonly queue: CommitQueue
   private readonly hub: WatchHub
   private readonly compactor: Compactor
+  private readonly guard: SpaceGuard
+  private spaceTimer: NodeJS.Timeout | undefined
   private closing: Promise<void> | undefined
   private readable = true
 
-  private constructor (private readonly layout: Layout, opts: ResolvedOptions) {
+  private constructor (private readonly layout: Layout, private readonly opts: ResolvedOptions) {
     const rev = readMetaNumber(layout, 'rev')
     this.reader = new HistoryReader(layout)
+    this.guard = new SpaceGuard({
+      path: opts.path,
+      quotaBytes: opts.quotaBytes,
+      reserveBytes: opts.reserveBytes,
+      resumeBytes: opts.resumeBytes,
+      measure: () => opts.measureSpace(() => measureLmdb(layout, opts.path)),
+      now: opts.now,
+      logger: opts.logger
+    })
     this.compactor = new Compactor({
       layout,
       logger: opts.logger,
       now: opts.now,
       retentionMs: opts.retentionMs,
       intervalMs: opts.compactionIntervalMs,
-      committedRevision: () => this.queue.committedRevision()
+      committedRevision: () => this.queue.committedRevision(),
+      underPressure: () => this.guard.isFull()
     }, readMetaNumber(layout, 'compacted'), readMetaNumber(layout, 'compactDone'))
+    this.guard.subscribe(status => {
+      if (status.full && this.closing === undefined) {
+        this.compactor.compactExpired().catch(err => opts.logger.error({ err }, 'compaction of a full store failed'))
+      }
+    })
     this.hub = new WatchHub({
       logger: opts.logger,
       compactedRevision: () => this.compactor.compactedRevision(),
@@ -49,6 +72,7 @@ export class LmdbStore implements Store {
       layout,
       now: opts.now,
       logger: opts.logger,
+      space: this.guard,
       publish: (events, revision) => this.hub.publish(events, revision),
       onFatal: (err) => this.hub.closeAll(err)
     }, rev)
@@ -58,7 +82,16 @@ export class LmdbStore implements Store {
     mkdirSync(opts.path, { recursive: true })
     const store = new LmdbStore(openLayout(opts.path), opts)
     store.compactor.start()
+    store.startSpaceChecks()
     return store
+  }
+
+  space (): SpaceStatus {
+    return this.guard.status()
+  }
+
+  onSpaceChange (listener: (status: SpaceStatus) => void): () => void {
+    return this.guard.subscribe(listener)
   }
 
   currentRevision (): Revision {
@@ -128,6 +161,7 @@ export class LmdbStore implements Store {
 
   close (): Promise<void> {
     this.closing ??= (async () => {
+      clearInterval(this.spaceTimer)
       await this.queue.close()
       await this.compactor.stop()
       this.hub.closeAll(closedError())
@@ -135,6 +169,19 @@ export class LmdbStore implements Store {
       await this.layout.root.close()
     })()
     return this.closing
+  }
+
+  /**
+   * Measures the space every few seconds, so the full state is left (and entered) without writes; while full,
+   * compacts what the deletes since the last look left behind.
+   */
+  private startSpaceChecks (): void {
+    this.spaceTimer = setInterval(() => {
+      if (this.closing !== undefined) return
+      if (!this.guard.measure().full) return
+      this.compactor.compactExpired().catch(err => this.opts.logger.error({ err }, 'compaction of a full store failed'))
+    }, this.opts.spaceCheckIntervalMs)
+    this.spaceTimer.unref()
   }
 
   private write (req: WriteRequest): Promise<KeyValue> {

@@ -1,4 +1,5 @@
 // Options of the LMDB store, with their defaults, and the logger shape it needs (pino's fits).
+import type { SpaceUsage } from './space-guard.js'
 
 export interface StoreLogger {
   info(obj: object, msg?: string): void
@@ -16,6 +17,14 @@ export interface LmdbStoreOptions {
   /** The clock compaction measures retention with (ms since the epoch). Default Date.now. */
   now?: () => number
   logger?: StoreLogger
+  /** Most bytes the store may use (as etcd's `--quota-backend-bytes`); 0 (default): no quota beyond the disk. */
+  quotaBytes?: number
+  /** Bytes kept free on the file system for deletes, compaction and bookkeeping. Default 1 MiB. */
+  reserveBytes?: number
+  /** How often the space is measured when no write does it (to notice space freed from elsewhere). Default 2 s. */
+  spaceCheckIntervalMs?: number
+  /** Measures the store's space (default: its files, LMDB's statistics and statfs); for tests. */
+  measureSpace?: (measured: () => SpaceUsage) => SpaceUsage
 }
 
 export interface ResolvedOptions {
@@ -24,9 +33,16 @@ export interface ResolvedOptions {
   compactionIntervalMs: number
   now: () => number
   logger: StoreLogger
+  quotaBytes: number
+  reserveBytes: number
+  /** Headroom needed to leave the full state: a quarter of the reserve, at least 64 KiB. */
+  resumeBytes: number
+  spaceCheckIntervalMs: number
+  measureSpace: (measured: () => SpaceUsage) => SpaceUsage
 }
 
 export const DEFAULT_RETENTION_MS = 5 * 60 * 1000
+export const DEFAULT_RESERVE_BYTES = 1024 * 1024
 
 const silent: StoreLogger = { info () {}, warn () {}, error () {} }
 
@@ -38,5 +54,25 @@ export function resolveOptions (o: LmdbStoreOptions): ResolvedOptions {
   if (!Number.isFinite(compactionIntervalMs) || compactionIntervalMs <= 0) {
     throw new TypeError('openLmdbStore: compactionIntervalMs must be > 0')
   }
-  return { path: o.path, retentionMs, compactionIntervalMs, now: o.now ?? Date.now, logger: o.logger ?? silent }
+  const quotaBytes = o.quotaBytes ?? 0
+  const reserveBytes = o.reserveBytes ?? DEFAULT_RESERVE_BYTES
+  for (const [name, v] of [['quotaBytes', quotaBytes], ['reserveBytes', reserveBytes]] as const) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new TypeError(`openLmdbStore: ${name} must be a non-negative integer`)
+  }
+  const spaceCheckIntervalMs = o.spaceCheckIntervalMs ?? 2000
+  if (!Number.isFinite(spaceCheckIntervalMs) || spaceCheckIntervalMs <= 0) {
+    throw new TypeError('openLmdbStore: spaceCheckIntervalMs must be > 0')
+  }
+  return {
+    path: o.path,
+    retentionMs,
+    compactionIntervalMs,
+    now: o.now ?? Date.now,
+    logger: o.logger ?? silent,
+    quotaBytes,
+    reserveBytes,
+    resumeBytes: Math.max(64 * 1024, Math.floor(reserveBytes / 4)),
+    spaceCheckIntervalMs,
+    measureSpace: o.measureSpace ?? (measured => measured())
+  }
 }

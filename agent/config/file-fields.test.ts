@@ -1,0 +1,111 @@
+// File-only settings: read from OrchletConfiguration files only, checked, and reported at the file's field.
+import t from 'tap'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError } from './errors.js'
+import { loadOrchletConfig } from './load.js'
+import { helpText } from './help.js'
+import { configzOf } from '../server/configz.js'
+
+const HEAD = 'apiVersion: orchlet.config.orch.io/v1beta1\nkind: OrchletConfiguration\n'
+
+const dir = await mkdtemp(join(tmpdir(), 'orchlet-fields-'))
+t.teardown(() => rm(dir, { recursive: true, force: true }))
+
+async function load (argv: string[]): Promise<Awaited<ReturnType<typeof loadOrchletConfig>>> {
+  return await loadOrchletConfig(argv, {}, { logger: { warn: () => {} } })
+}
+
+async function fileWith (name: string, body: string): Promise<string> {
+  const file = join(dir, name)
+  await writeFile(file, HEAD + body)
+  return file
+}
+
+async function errorOf (argv: string[]): Promise<string> {
+  try {
+    await load(argv)
+  } catch (err) {
+    if (err instanceof ConfigError) return err.message
+    throw err
+  }
+  throw new Error('loaded without error')
+}
+
+t.test('graceful node shutdown is off unless the file says otherwise', async t => {
+  const c = await load([])
+  t.equal(c.shutdownGracePeriod, 0)
+  t.equal(c.shutdownGracePeriodCriticalPods, 0)
+  t.same(c.shutdownGracePeriodByPodPriority, [])
+})
+
+t.test('the shutdown periods are read from the file, and drop-ins override them field by field', async t => {
+  const base = await fileWith('base.yaml', 'shutdownGracePeriod: 1m\nshutdownGracePeriodCriticalPods: 20s\n')
+  const c = await load(['--config', base])
+  t.equal(c.shutdownGracePeriod, 60_000)
+  t.equal(c.shutdownGracePeriodCriticalPods, 20_000)
+  const drop = join(dir, 'drop')
+  await mkdir(drop)
+  await writeFile(join(drop, '10.conf'), HEAD + 'shutdownGracePeriodCriticalPods: 5s\n')
+  const merged = await load(['--config', base, '--config-dir', drop])
+  t.equal(merged.shutdownGracePeriod, 60_000, 'kept from the base file')
+  t.equal(merged.shutdownGracePeriodCriticalPods, 5_000)
+})
+
+t.test('shutdownGracePeriodByPodPriority is a list of priority bands', async t => {
+  const file = await fileWith('bands.yaml', 'shutdownGracePeriodByPodPriority:\n  - {priority: 100000, shutdownGracePeriodSeconds: 10}\n  - {priority: 0, shutdownGracePeriodSeconds: 30}\n')
+  const c = await load(['--config', file])
+  t.same(c.shutdownGracePeriodByPodPriority, [{ priority: 100000, shutdownGracePeriodSeconds: 10 }, { priority: 0, shutdownGracePeriodSeconds: 30 }])
+})
+
+t.test('no flag sets a file-only field', async t => {
+  t.equal(await errorOf(['--shutdown-grace-period', '30s']), 'unknown flag: --shutdown-grace-period')
+})
+
+t.test('bad values stop loading with one line naming the file and the field', async t => {
+  const cases: Array<[string, string, string]> = [
+    ['type.yaml', 'shutdownGracePeriod: 30\n', 'field shutdownGracePeriod: expected a string, got number 30'],
+    ['text.yaml', 'shutdownGracePeriod: soon\n', 'field shutdownGracePeriod: invalid duration "soon"'],
+    ['negative.yaml', 'shutdownGracePeriod: -1s\n', 'field shutdownGracePeriod: -1s: must not be negative'],
+    ['critical.yaml', 'shutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n', 'field shutdownGracePeriodCriticalPods: 20s: must not be above shutdownGracePeriod (10s)'],
+    ['both.yaml', 'shutdownGracePeriod: 10s\nshutdownGracePeriodByPodPriority: [{priority: 0, shutdownGracePeriodSeconds: 5}]\n', 'field shutdownGracePeriodByPodPriority: 0=5s: cannot be used with shutdownGracePeriod (10s)'],
+    ['list.yaml', 'shutdownGracePeriodByPodPriority: {priority: 0}\n', 'field shutdownGracePeriodByPodPriority: expected a list, got an object'],
+    ['dup.yaml', 'shutdownGracePeriodByPodPriority: [{priority: 1, shutdownGracePeriodSeconds: 5}, {priority: 1, shutdownGracePeriodSeconds: 6}]\n', 'field shutdownGracePeriodByPodPriority: priority 1 is listed twice'],
+    ['key.yaml', 'shutdownGracePeriodByPodPriority: [{priority: 1, gracePeriod: 5}]\n', 'field shutdownGracePeriodByPodPriority: unknown field gracePeriod in an entry'],
+    ['secs.yaml', 'shutdownGracePeriodByPodPriority: [{priority: 1, shutdownGracePeriodSeconds: -5}]\n', 'field shutdownGracePeriodByPodPriority: shutdownGracePeriodSeconds must be between 0 and'],
+    ['prio.yaml', 'shutdownGracePeriodByPodPriority: [{priority: "high", shutdownGracePeriodSeconds: 5}]\n', 'field shutdownGracePeriodByPodPriority: priority must be an integer, got string "high"']
+  ]
+  for (const [name, body, rule] of cases) {
+    const file = await fileWith(name, body)
+    const msg = await errorOf(['--config', file])
+    t.ok(msg.startsWith(`invalid config file ${file}: ${rule}`), `${name}: ${msg}`)
+    t.notMatch(msg, /\n/)
+  }
+})
+
+t.test('the feature gates are required, and a gate turned off by flag is reported at the file field that needs it', async t => {
+  const file = await fileWith('gated.yaml', 'shutdownGracePeriod: 30s\n')
+  t.equal(await errorOf(['--config', file, '--feature-gates', 'GracefulNodeShutdown=false']), `invalid config file ${file}: field shutdownGracePeriod: 30s: needs feature gate GracefulNodeShutdown`)
+  const bands = await fileWith('gated-bands.yaml', 'shutdownGracePeriodByPodPriority: [{priority: 0, shutdownGracePeriodSeconds: 5}]\n')
+  t.equal(await errorOf(['--config', bands, '--feature-gates', 'GracefulNodeShutdownBasedOnPodPriority=false']), `invalid config file ${bands}: field shutdownGracePeriodByPodPriority: 0=5s: needs feature gate GracefulNodeShutdownBasedOnPodPriority`)
+  t.equal((await load(['--config', file])).shutdownGracePeriod, 30_000, 'both gates are on by default (beta)')
+})
+
+t.test('/configz and --help show the file-only fields', async t => {
+  const file = await fileWith('shown.yaml', 'shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n')
+  const z = configzOf(await load(['--config', file])).orchletconfig
+  t.equal(z.shutdownGracePeriod, '30s')
+  t.equal(z.shutdownGracePeriodCriticalPods, '10s')
+  t.same(z.shutdownGracePeriodByPodPriority, [])
+  const help = helpText()
+  t.match(help, /Config-file-only fields \(no flag sets them\):\n {6}shutdownGracePeriod duration\n {8}.*\(default 0s\)/)
+  t.match(help, / {6}shutdownGracePeriodByPodPriority \[\{priority, shutdownGracePeriodSeconds\}\]\n/)
+  t.notMatch(help, /--shutdown/)
+})
+
+t.test('the README example of graceful node shutdown loads as a valid configuration', async t => {
+  const c = await load(['--config', await fileWith('local.yaml', 'shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n')])
+  t.equal(c.shutdownGracePeriod, 30_000)
+  t.equal(c.shutdownGracePeriodCriticalPods, 10_000)
+})

@@ -1,0 +1,22 @@
+// The admission plugins orch builds itself, by their Kubernetes names (the others plug in through buildAdmission).
+
+import type { AdmissionPluginFactory } from './plugins.js'
+import { limitRangerPlugin } from './limitranger/limit-ranger.js'
+import { resourceQuotaPlugin } from './quota/resource-quota.js'
+import { alwaysPullImagesPlugin } from './pods/always-pull-images.js'
+import { runtimeClassPlugin } from './pods/runtime-class.js'
+import { taintNodesByConditionPlugin } from './nodes/taint-nodes-by-condition.js'
+import { storageObjectInUseProtectionPlugin } from './storage/storage-object-in-use-protection.js'
+import { createPodSecurityPlugin, registryPodSecurityDeps } from './podsecurity/index.js'
+
+export function builtinPluginFactories (): Record<string, AdmissionPluginFactory> {
+  return {
+    LimitRanger: deps => limitRangerPlugin(deps),
+    ResourceQuota: deps => resourceQuotaPlugin(deps),
+    AlwaysPullImages: () => alwaysPullImagesPlugin(),
+    RuntimeClass: deps => runtimeClassPlugin(deps),
+    TaintNodesByCondition: () => taintNodesByConditionPlugin(),
+    StorageObjectInUseProtection: () => storageObjectInUseProtectionPlugin(),
+    PodSecurity: (deps, config) => createPodSecurityPlugin(registryPodSecurityDeps(deps.registry), config)
+  }
+}

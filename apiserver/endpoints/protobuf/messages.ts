@@ -1,0 +1,52 @@
+// The Kubernetes v1.29 protobuf messages (field numbers from proto/k8s-v1.29/fields.json) and which message a kind is.
+
+import fields from '../../../proto/k8s-v1.29/fields.json' with { type: 'json' }
+
+export interface FieldInfo { id: number; type: string; repeated?: boolean; keyType?: string }
+
+/** A message's fields by number, and by JSON name. */
+export interface MessageInfo { name: string; byId: Map<number, [string, FieldInfo]>; byName: Map<string, FieldInfo> }
+
+const table = fields as unknown as Record<string, Record<string, FieldInfo>>
+
+export const META = 'k8s.io.apimachinery.pkg.apis.meta.v1'
+export const UNKNOWN = 'k8s.io.apimachinery.pkg.runtime.Unknown'
+
+/** The protobuf envelope's 4-byte prefix: `k8s\0`. */
+export const ENVELOPE_PREFIX = Buffer.from([0x6b, 0x38, 0x73, 0x00])
+
+/** Message lookups over the field table, built once per process user (no module-level state). */
+export class Messages {
+  private readonly cache = new Map<string, MessageInfo>()
+
+  get (name: string): MessageInfo | undefined {
+    const hit = this.cache.get(name)
+    if (hit !== undefined) return hit
+    const f = table[name]
+    if (f === undefined) return undefined
+    const info: MessageInfo = { name, byId: new Map(), byName: new Map() }
+    for (const [field, spec] of Object.entries(f)) {
+      info.byId.set(spec.id, [field, spec])
+      info.byName.set(field, spec)
+    }
+    this.cache.set(name, info)
+    return info
+  }
+}
+
+/**
+ * The message of a kind at an apiVersion: `v1` is core, `apps/v1` is `k8s.io.api.apps.v1`, a group's first label
+ * names its package (`coordination.orch.io/v1` and `coordination.k8s.io/v1` are `k8s.io.api.coordination.v1`);
+ * meta.k8s.io kinds (DeleteOptions, Status, ...) live in apimachinery. Undefined when there is none.
+ */
+export function messageName (apiVersion: string, kind: string): string | undefined {
+  const slash = apiVersion.indexOf('/')
+  const group = slash < 0 ? '' : apiVersion.slice(0, slash)
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1)
+  const candidates = group === ''
+    ? [`k8s.io.api.core.v1.${kind}`, `${META}.${kind}`]
+    : group.startsWith('meta.')
+      ? [`${META}.${kind}`]
+      : [`k8s.io.api.${group.split('.')[0]}.${version}.${kind}`]
+  return candidates.find(c => table[c] !== undefined)
+}

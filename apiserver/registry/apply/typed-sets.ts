@@ -1,0 +1,193 @@
+// Field sets of typed values: what a configuration sets (toFieldSet) and what changed between two values (compare),
+// with structured-merge-diff's rules for leaves, atomic structures, granular keys and list items.
+
+import { isObject, jsonEqual, type Json, type JsonObject } from '../patch/json-pointer.js'
+import { fieldElement, keyElement, stableJson, valueElement, type PathElement } from './field-path.js'
+import { FieldSet } from './field-set.js'
+import { DEDUCED, atomFor, fits, type ListType, type MapType, type MergeType } from './merge-type.js'
+
+/** A value that does not fit the merge structure (a keyed item without keys, duplicates in a configuration). */
+export class ApplyTypeError extends Error {
+  readonly code = 'APPLY_ERR_TYPE'
+}
+
+/** The element naming list item `index`: its key fields (with defaults) for a map list, the value for a set. */
+export function itemElement (t: ListType, item: Json, index: number): PathElement {
+  if (t.relationship === 'set') {
+    if (item === null || typeof item === 'object') {
+      throw new ApplyTypeError(`element ${index}: associative list without keys has an element that's ${item === null ? 'an explicit null' : Array.isArray(item) ? 'a list' : 'a map type'}`)
+    }
+    return valueElement(item)
+  }
+  if (!isObject(item)) {
+    throw new ApplyTypeError(`element ${index}: associative list with keys may not have ${item === null ? 'a null element' : 'non-map elements'}`)
+  }
+  const fields: Array<[string, Json]> = []
+  for (const k of t.keys) {
+    const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
+    if (v !== undefined) fields.push([k, v])
+  }
+  if (fields.length === 1) return 'k:{' + JSON.stringify(fields[0][0]) + ':' + stableJson(fields[0][1]) + '}'
+  if (t.keys.length > 0 && fields.length === 0) {
+    throw new ApplyTypeError(`element ${index}: associative list with keys has an element that omits all key fields ${JSON.stringify(t.keys)} (and doesn't have default values for any key fields)`)
+  }
+  return keyElement(fields)
+}
+
+export function fieldTypeOf (t: MapType, key: string): MergeType {
+  return t.fieldType(key) ?? DEDUCED
+}
+
+/** The paths a value sets: each leaf, atomic structures as one path, list items and non-struct keys themselves too. */
+export function toFieldSet (value: Json, type: MergeType): FieldSet {
+  const out = new FieldSet()
+  collect(type, value, [], out)
+  return out
+}
+
+/** `path` is a shared stack: pushed before descending, popped after (no per-node copies). */
+function collect (type: MergeType, v: Json, path: PathElement[], out: FieldSet): void {
+  const t = atomFor(type, v)
+  if (t.kind === 'scalar' || !fits(t, v) || isAtomic(t)) {
+    out.insert(path)
+    return
+  }
+  if (v === null) return
+  if (t.kind === 'list') {
+    const items = v as Json[]
+    const pes = items.map((item, i) => itemElement(t, item, i))
+    let dups: Set<PathElement> | undefined
+    if (new Set(pes).size !== pes.length) {
+      dups = new Set()
+      const seen = new Set<PathElement>()
+      for (const pe of pes) {
+        if (seen.has(pe) && !dups.has(pe)) {
+          dups.add(pe)
+          path.push(pe)
+          out.insert(path)
+          path.pop()
+        }
+        seen.add(pe)
+      }
+    }
+    for (let i = 0; i < items.length; i++) {
+      if (dups?.has(pes[i]) === true) continue
+      path.push(pes[i])
+      collect(t.element, items[i], path, out)
+      out.insert(path)
+      path.pop()
+    }
+    return
+  }
+  const m = v as JsonObject
+  for (const k in m) {
+    const child = m[k]
+    path.push(fieldElement(k))
+    collect(fieldTypeOf(t, k), child, path, out)
+    if (child === null || (typeof child === 'object' && !Array.isArray(child) && isEmptyObject(child)) || !t.declares(k)) out.insert(path)
+    path.pop()
+  }
+}
+
+function isEmptyObject (o: object): boolean {
+  for (const _ in o) return false
+  return true
+}
+
+export interface Comparison {
+  added: FieldSet
+  modified: FieldSet
+  removed: FieldSet
+}
+
+export function isSame (c: Comparison): boolean {
+  return c.added.empty() && c.modified.empty() && c.removed.empty()
+}
+
+/** The paths added, modified and removed from `lhs` to `rhs` (undefined = absent). */
+export function compare (lhs: Json | undefined, rhs: Json | undefined, type: MergeType): Comparison {
+  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() }
+  compareAt(type, lhs, rhs, [], c)
+  return c
+}
+
+/** `path` is a shared stack, as in collect. */
+function compareAt (type: MergeType, l: Json | undefined, r: Json | undefined, path: PathElement[], c: Comparison): void {
+  if (l === r) return // the same subtree (merges share what they leave alone)
+  const al = atomFor(type, l)
+  const ar = atomFor(type, r)
+  const t = r === undefined ? al : ar
+  const leaf = (al.kind !== ar.kind && l !== undefined && r !== undefined) || t.kind === 'scalar' || !fits(t, l) || !fits(t, r) ||
+    isAtomic(t) || (emptyish(l) && emptyish(r))
+  if (leaf) {
+    if (l === undefined) c.added.insert(path)
+    else if (r === undefined) c.removed.insert(path)
+    else if (!jsonEqual(l, r)) c.modified.insert(path)
+    return
+  }
+  if (t.kind === 'list') compareItems(t as ListType, (l ?? null) as Json[] | null, (r ?? null) as Json[] | null, path, c)
+  else {
+    const lm = isObject(l) ? l : EMPTY
+    const rm = isObject(r) ? r : EMPTY
+    const mt = t as MapType
+    for (const k in lm) {
+      path.push(fieldElement(k))
+      compareAt(fieldTypeOf(mt, k), lm[k], Object.prototype.hasOwnProperty.call(rm, k) ? rm[k] : undefined, path, c)
+      path.pop()
+    }
+    for (const k in rm) {
+      if (Object.prototype.hasOwnProperty.call(lm, k)) continue
+      path.push(fieldElement(k))
+      compareAt(fieldTypeOf(mt, k), undefined, rm[k], path, c)
+      path.pop()
+    }
+  }
+  if (l === undefined) c.added.insert(path)
+  else if (r === undefined) c.removed.insert(path)
+}
+
+const EMPTY: JsonObject = Object.freeze({}) as JsonObject
+
+function compareItems (t: ListType, l: Json[] | null, r: Json[] | null, path: PathElement[], c: Comparison): void {
+  const index = (items: Json[] | null): Map<PathElement, Json[]> => {
+    const m = new Map<PathElement, Json[]>()
+    ;(items ?? []).forEach((item, i) => {
+      const pe = itemElement(t, item, i)
+      const list = m.get(pe)
+      if (list === undefined) m.set(pe, [item])
+      else list.push(item)
+    })
+    return m
+  }
+  const lv = index(l)
+  const rv = index(r)
+  const visit = (pe: PathElement): void => {
+    const ls = lv.get(pe) ?? []
+    const rs = rv.get(pe) ?? []
+    path.push(pe)
+    if (ls.length <= 1 && rs.length <= 1) compareAt(t.element, ls[0], rs[0], path, c)
+    else if (ls.length >= 2 && rs.length >= 2) {
+      if (ls.length !== rs.length || ls.some((x, i) => !jsonEqual(x, rs[i]))) c.modified.insert(path)
+    } else if (ls.length >= 2) {
+      if (rs.length !== 0) compareAt(t.element, undefined, rs[0], path, c)
+      c.removed.insert(path)
+    } else {
+      if (ls.length !== 0) compareAt(t.element, ls[0], undefined, path, c)
+      c.added.insert(path)
+    }
+    path.pop()
+  }
+  for (const pe of lv.keys()) visit(pe)
+  for (const pe of rv.keys()) if (!lv.has(pe)) visit(pe)
+}
+
+export function isAtomic (t: MergeType): boolean {
+  return (t.kind === 'map' && t.atomic) || (t.kind === 'list' && t.relationship === 'atomic')
+}
+
+/** Absent, null, or an empty map or list: merged and compared as a leaf (structured-merge-diff's promotion). */
+export function emptyish (v: Json | undefined): boolean {
+  if (v === undefined || v === null) return true
+  if (Array.isArray(v)) return v.length === 0
+  return typeof v === 'object' && Object.keys(v).length === 0
+}

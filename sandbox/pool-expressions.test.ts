@@ -1,0 +1,43 @@
+// Single expressions on the sandbox pool: compiled once, evaluated on any thread, budgets and errors as in-thread.
+
+import t from 'tap'
+import { createSandboxPool } from './pool.js'
+import { SandboxError } from './errors.js'
+
+t.test('an expression compiles once and evaluates with its variables on the pool threads', async (t) => {
+  const pool = createSandboxPool({ size: 2 })
+  t.teardown(() => pool.close())
+  const env = { variables: { claims: { type: 'map<string, dyn>' } } }
+  const p = await pool.compileExpression("'oidc:' + claims.sub", env)
+  t.equal(p.type, 'string')
+  const results = await Promise.all(['a', 'b', 'c', 'd'].map(async (sub) => (await p.evaluate({ claims: { sub } })).value))
+  t.same(results, ['oidc:a', 'oidc:b', 'oidc:c', 'oidc:d'])
+  const again = await pool.compileExpression("'oidc:' + claims.sub", env)
+  t.equal(pool.stats().ruleSets, 0, 'expressions are not counted as rule sets')
+  p.release()
+  t.equal((await again.evaluate({ claims: { sub: 'e' } })).value, 'oidc:e', 'a second holder keeps the program after the first releases')
+  again.release()
+  await t.rejects(again.evaluate({ claims: { sub: 'f' } }), { code: 'SANDBOX_ERR_INTERNAL' })
+})
+
+t.test('compile errors reject with the sandbox error code and cel-go wording', async (t) => {
+  const pool = createSandboxPool({ size: 1 })
+  t.teardown(() => pool.close())
+  const err = await pool.compileExpression('claims.sub +', { variables: { claims: { type: 'map<string, dyn>' } } }).catch((e: unknown) => e)
+  t.ok(err instanceof SandboxError)
+  t.equal((err as SandboxError).code, 'CEL_ERR_COMPILE')
+  const undeclared = await pool.compileExpression('nope == 1', { variables: {} }).catch((e: unknown) => e)
+  t.match((undeclared as SandboxError).issues ?? (undeclared as Error).message, /undeclared reference to 'nope'/)
+})
+
+t.test('an evaluation over the cost budget fails with CEL_ERR_COST_BUDGET and the thread keeps serving', async (t) => {
+  const pool = createSandboxPool({ size: 1, limits: { perCallCost: 1000 } })
+  t.teardown(() => pool.close())
+  const env = { variables: { claims: { type: 'map<string, dyn>' } } }
+  const heavy = await pool.compileExpression('claims.items.all(i, claims.items.all(j, i + j >= 0))', env)
+  const items = Array.from({ length: 100 }, (_, i) => i)
+  await t.rejects(heavy.evaluate({ claims: { items } }), { code: 'CEL_ERR_COST_BUDGET' })
+  const light = await pool.compileExpression('size(claims.items)', env)
+  t.equal((await light.evaluate({ claims: { items } })).value, 100n)
+  t.equal((await heavy.evaluate({ claims: { items: [1] } })).value, true)
+})
