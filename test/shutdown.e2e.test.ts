@@ -108,7 +108,7 @@ t.test('after kill -9 and a restart on the same data dir, a pod bound to the nod
     for (;;) {
       const p = await (await request(`${pods(server)}/survivor`)).body.json() as PodView
       if (ok(p)) return p
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs().slice(-2000)}`)
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the pod: ${JSON.stringify(p.status)}\n${logs().slice(-3000)}`)
       await new Promise(resolve => setTimeout(resolve, 250))
     }
   }

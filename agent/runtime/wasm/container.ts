@@ -1,7 +1,7 @@
 // One wasm container on the host side: its record, its worker thread, and how the worker's end becomes a CRI
 // state (exit code and reason: Completed, Error, OOMKilled, DeadlineExceeded).
 import { Worker } from 'node:worker_threads'
-import { mkdir, readFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { ContainerConfig, ContainerState } from '../runtime.js'
 import type { HostMemory } from './binary.js'
@@ -86,6 +86,9 @@ export class ContainerProcess {
   async start (): Promise<void> {
     const r = this.record
     await mkdir(dirname(r.logPath), { recursive: true })
+    // The log file exists before the container counts as running, as with containerd's shim: after a crash the
+    // orchlet derives the restart count from the attempt logs on disk. A full disk is left to the worker to report.
+    await appendFile(r.logPath, '').catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOSPC') throw err })
     r.state = 'CONTAINER_RUNNING'
     r.startedAt = this.nowNs()
     const p = this.prepared
