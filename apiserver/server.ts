@@ -24,6 +24,7 @@ import { withAuthentication } from './endpoints/authentication.js'
 import { withAuthorization } from './endpoints/authorization.js'
 import { withImpersonation } from './endpoints/impersonation.js'
 import { withAudit, withAuditInit } from './endpoints/audit.js'
+import { withTracing, type RequestTracing } from './endpoints/tracing.js'
 import type { Auditor } from './audit/auditor.js'
 import type { Authenticator } from './auth/authenticator.js'
 import { alwaysAllow } from './auth/authorizer.js'
@@ -67,6 +68,8 @@ export interface ApiServerOptions {
   authorization?: Authorizer
   /** Audit events of every request (--audit-policy-file, --audit-log-path); none without. */
   audit?: Auditor
+  /** A span per request with the lifecycle steps as children (--tracing-config-file); none without. */
+  tracing?: RequestTracing
   /** Serve HTTPS with this pair; client certificates signed by `clientCa` are asked for (not required). */
   tls?: ServerTls
 }
@@ -194,7 +197,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     sendError(req, res, status, { ...warningHeaders(requestNotes(req).warnings), ...(req.complete ? {} : { Connection: 'close' }) })
   }
 
-  // The request pipeline, each step a named wrapper, in kube-apiserver's order: the audit ID, authentication, audit,
+  // The request pipeline, each step a named wrapper, in kube-apiserver's order: tracing, the audit ID, authentication, audit,
   // impersonation, in-flight limits, the timeout, authorization, then routing. Without an authenticator (in-process
   // tests only) everyone is an administrator.
   const authorizer = opts.authorization ?? alwaysAllow
@@ -205,7 +208,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const authenticated: RequestHandler = opts.authentication === undefined
     ? async (req, res, target) => { target.user = INSECURE_ADMIN; await audited(req, res, target) }
     : withAuthentication(opts.authentication, logger, audited)
-  const pipeline = opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated)
+  const initialised = opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated)
+  const pipeline = opts.tracing === undefined ? initialised : withTracing(opts.tracing, initialised)
 
   function handle (req: IncomingMessage, res: ServerResponse): void {
     const started = now()

@@ -33,6 +33,8 @@ export interface AdmissionSetupInput {
   authorizer: Authorizer
   logger: Logger
   celWorkers?: number
+  /** Headers the webhooks send from the request's context (the tracing's `traceparent`). */
+  outboundHeaders?: () => Record<string, string>
   /** --feature-gates (ValidatingAdmissionPolicy, off by default as in v1.29). */
   featureGates?: FeatureGates
 }
@@ -41,8 +43,8 @@ export function setUpAdmission (i: AdmissionSetupInput): AdmissionSetup {
   // Webhook match conditions get sandbox threads of their own, made when a configuration first has conditions.
   const cel = lazyExpressionEvaluator(() => createSandboxPool({ size: i.celWorkers, limits: { deadlineMs: 250 } }))
   const log = i.logger.child({ component: 'admission' })
-  const mutatingWebhooks = createMutatingWebhookPlugin({ evaluator: cel, logger: log })
-  const validatingWebhooks = createValidatingWebhookPlugin({ evaluator: cel, logger: log })
+  const mutatingWebhooks = createMutatingWebhookPlugin({ evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders })
+  const validatingWebhooks = createValidatingWebhookPlugin({ evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders })
   // ValidatingAdmissionPolicy reads the registry it guards: made at start, reached through this step meanwhile.
   let policies: ValidatingAdmissionPolicyPlugin | undefined
   let policyStatus: { stop(): void } | undefined

@@ -10,6 +10,7 @@ import { AUDIT_FLAGS, auditOptions } from './audit-flags.js'
 import { ADMISSION_FLAGS, parseAdmissionFlags } from './admission-flags.js'
 import { AUTHN_CONFIG_FLAGS, authnConfigOptions } from './authn-config-flags.js'
 import { LOGGING_FLAGS, levelFromFlags, loggerFromFlags } from './logging-flags.js'
+import { loadTracingConfig, type TracingSettings } from '../tracing/config.js'
 import { createFeatureGates, FeatureGateError, parseFeatureGateList, type FeatureGates } from '../featuregate/featuregate.js'
 
 const SERVE_FLAGS: FlagSpec[] = [
@@ -28,6 +29,7 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'storage-quota-bytes', kind: 'int', help: 'most bytes the store may use (as etcd\'s --quota-backend-bytes); beyond, writes other than deletes answer 507; 0 for no quota beyond the disk', default: 0 },
   { name: 'storage-reserve-bytes', kind: 'int', help: 'bytes kept free on the store\'s file system for deletes, compaction and bookkeeping', default: 1048576 },
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
+  { name: 'tracing-config-file', kind: 'string', help: 'TracingConfiguration file: export a span per request over OTLP/gRPC (needs the APIServerTracing gate, on by default)' },
   { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false }
 ]
 
@@ -93,6 +95,13 @@ ${flagHelp(COMPONENT_FLAGS)}
 orch serves HTTPS only; DIR/kubeconfig holds an administrator's client certificate (system:masters).
 Use: kubectl --kubeconfig DIR/kubeconfig get ns
 `
+
+/** --tracing-config-file, read and checked (a bad file is one ConfigError line); it needs the APIServerTracing gate. */
+function tracingFlag (file: unknown, gates: FeatureGates): TracingSettings | undefined {
+  if (typeof file !== 'string') return undefined
+  if (!gates.enabled('APIServerTracing')) throw new UsageError('--tracing-config-file requires the APIServerTracing feature gate to be enabled')
+  return loadTracingConfig(file)
+}
 
 /** --feature-gates of the API server; a bad list is a usage error. */
 function featureGatesFlag (value: unknown): FeatureGates {
@@ -168,6 +177,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
         const admission = await parseAdmissionFlags(flags)
         const gates = featureGatesFlag(flags['feature-gates'])
         const structuredAuth = authnConfigOptions(flags, args, gate => gates.enabled(gate))
+        const tracing = tracingFlag(flags['tracing-config-file'], gates)
         const logger = makeLogger(io, flags)
         // Loaded on demand: help and version need neither the store nor the registry.
         const { runUntilSignalled } = await import('./up.js')
@@ -208,6 +218,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           audit,
           admission,
           featureGates: gates,
+          tracing,
           storage: {
             quotaBytes: flags['storage-quota-bytes'] as number,
             reserveBytes: flags['storage-reserve-bytes'] as number,

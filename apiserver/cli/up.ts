@@ -40,6 +40,9 @@ import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
+import type { TracingSettings } from '../tracing/config.js'
+import { createTracing } from '../tracing/tracing.js'
+import { tracedAdmission, tracedAuthenticator, tracedAuthorizer, tracedStore } from '../tracing/traced.js'
 
 export interface UpOptions {
   dataDir: string
@@ -74,6 +77,8 @@ export interface UpOptions {
   featureGates?: FeatureGates
   /** --enable-admission-plugins, --disable-admission-plugins, --admission-control-config-file (default: defaultAdmission()). */
   admission?: AdmissionOptions
+  /** --tracing-config-file: a span per request exported over OTLP/gRPC; no tracing without. */
+  tracing?: TracingSettings
   /** --audit-policy-file, --audit-log-* (audit-flags.ts); no auditing without. */
   audit?: AuditOptions
 }
@@ -143,6 +148,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   let admission: AdmissionSetup | undefined
   // CEL rules run on a pool of sandbox threads, made when the first CRD with validation rules needs it.
   const cel = lazyCelRules(() => createSandboxPool({ size: o.celWorkers, limits: { deadlineMs: 250 } }))
+  const tracing = o.tracing === undefined ? undefined : createTracing({ ...o.tracing, serviceName: 'apiserver' })
   try {
     // Tokens are checked against the objects they are bound to, in the registry the reviews live in: hence the getter.
     let built: Registry | undefined
@@ -162,13 +168,14 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     // The RBAC and Node authorizers watch the registry, whose reviews and write checks ask them: built in two steps.
     const adm = admission = setUpAdmission({
       options: o.admission ?? defaultAdmission(), registry: () => built!, authorizer: { authorize: async a => await authorizer.authorize(a) }, logger, celWorkers: o.celWorkers,
-      featureGates: o.featureGates
+      featureGates: o.featureGates, outboundHeaders: tracing === undefined ? undefined : () => tracing.outboundHeaders()
     })
     const stack = createAuthorizationStack(modes, { nodeRestriction: adm.nodeRestriction })
     const configured = structured?.authorizer
     const authorizer: Authorizer = { authorize: async a => await (configured ?? authz!.authorizer).authorize(a) }
+    const validating = [...stack.admission, ...adm.validating]
     registry = createRegistry({
-      store,
+      store: tracing === undefined ? store : tracedStore(store, tracing),
       logger,
       celRules: cel,
       upstreamAliases: o.upstreamAliases,
@@ -177,7 +184,10 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       apiAudiences: o.security.apiAudiences,
       authorizer,
       ruleResolver: buildRuleResolver(modes, () => ({ rulesFor: async (user, ns) => await authz!.ruleResolver.rulesFor(user, ns) })),
-      admission: [...stack.admission, ...adm.validating],
+      ...(tracing === undefined ? { admission: validating } : {
+        admission: tracedAdmission('validating', validating, tracing),
+        mutatingAdmission: tracedAdmission('mutating', adm.registryOptions.mutatingAdmission, tracing)
+      }),
       tokenIssuer: authn.serviceAccountTokens,
       maxTokenExpirationSeconds: o.security.maxTokenExpirationSeconds,
       signerPermission: signerPermission(authorizer)
@@ -195,8 +205,9 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       tls: security.tls,
       audit: auditor,
       orchletTls: { certPem: security.pki.orchletClient.certPem, keyPem: security.pki.orchletClient.keyPem, caPem: security.pki.ca.certPem },
-      authentication: authn.authenticator,
-      authorization: authorizer,
+      authentication: tracing === undefined ? authn.authenticator : tracedAuthenticator(authn.authenticator, tracing),
+      authorization: tracing === undefined ? authorizer : tracedAuthorizer(authorizer, tracing),
+      tracing,
       healthChecks: [
         { name: 'etcd', check: async () => { await store.get('/healthz-probe') } },
         { name: 'poststarthook/start-registry', check: () => { if (!registryStarted) throw new Error('registry not started') } },
@@ -248,6 +259,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         await reg.stop()
         await cel.dispose()
         await store.close()
+        await tracing?.shutdown()
         await rm(kubeconfigPath, { force: true })
       })())
     }
@@ -264,6 +276,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await registry?.stop().catch(() => {})
     await cel.dispose()
     await store.close().catch(() => {})
+    await tracing?.shutdown().catch(() => {})
     throw err
   }
 }

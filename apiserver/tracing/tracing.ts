@@ -17,6 +17,8 @@ export interface Tracing {
   inRequest<T>(name: string, headers: IncomingHttpHeaders, attributes: Attributes, fn: (span: Span) => T): T
   /** `fn` under a child span of the current one; just `fn` outside a traced request or when it is not sampled. */
   step<T>(name: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T>
+  /** A child span of the current one, ended by the caller; undefined outside a sampled request. */
+  startChild(name: string, attributes?: Attributes): Span | undefined
   /** `traceparent` (and `tracestate`) of the current span, for outbound calls such as webhooks; {} when none. */
   outboundHeaders(): Record<string, string>
   /** Exports what is pending and stops. */
@@ -68,6 +70,11 @@ export function createTracing (o: TracingOptions): Tracing {
       } finally {
         span.end()
       }
+    },
+    startChild (name, attributes) {
+      const ctx = current.getStore()
+      if (ctx === undefined || trace.getSpan(ctx)?.isRecording() !== true) return undefined
+      return tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, ctx)
     },
     outboundHeaders () {
       const ctx = current.getStore()

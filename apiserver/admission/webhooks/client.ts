@@ -84,12 +84,12 @@ export class AgentCache {
 }
 
 /** POSTs the review; resolves with the parsed answer of a 2xx, rejects with Go-like wording otherwise. */
-export async function postReview (ep: WebhookEndpoint, dispatcher: Dispatcher, review: unknown, timeoutMs: number): Promise<unknown> {
+export async function postReview (ep: WebhookEndpoint, dispatcher: Dispatcher, review: unknown, timeoutMs: number, extraHeaders: Record<string, string> = {}): Promise<unknown> {
   let res: Dispatcher.ResponseData
   try {
     res = await request(ep.url, {
       method: 'POST', body: JSON.stringify(review), dispatcher,
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { ...extraHeaders, 'content-type': 'application/json', accept: 'application/json' },
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs)
     })
   } catch (err) {

@@ -21,6 +21,8 @@ export interface WebhookDeps {
   evaluator: ExpressionEvaluator
   logger: Logger
   clock?: ControllerClock
+  /** Headers for each call from the current request's context (W3C `traceparent` when tracing); none by default. */
+  outboundHeaders?: () => Record<string, string>
 }
 
 /** One webhook of a configuration, as stored (defaults applied). */
@@ -152,7 +154,7 @@ export class WebhookDispatcher {
     try {
       const ep = await resolveEndpoint(hook.clientConfig, this.client)
       const review = admissionReview(hook.admissionReviewVersions ?? ['v1'], admissionRequest(uid, a, inv.target))
-      const answer = await postReview(ep, this.agents.get(hook.clientConfig.caBundle, ep.serverName), review, (hook.timeoutSeconds ?? 10) * 1000)
+      const answer = await postReview(ep, this.agents.get(hook.clientConfig.caBundle, ep.serverName), review, (hook.timeoutSeconds ?? 10) * 1000, this.deps.outboundHeaders?.())
       return admissionResponse(answer, uid)
     } catch (err) {
       return this.failed(hook, err)

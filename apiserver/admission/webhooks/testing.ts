@@ -1,5 +1,6 @@
 // Test fixtures of admission webhooks: a real HTTPS webhook server (certificate from a test CA) answering AdmissionReviews.
 
+import type { IncomingHttpHeaders } from 'node:http'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { createCa, issueCertificate, type CertificateAuthority } from '../../pki/certs.js'
@@ -16,6 +17,8 @@ export interface WebhookServer {
   port: number
   /** Every review received, in order. */
   reviews: Review[]
+  /** The HTTP headers of each review, in the same order. */
+  headers: IncomingHttpHeaders[]
   caBundle: string
   close(): Promise<void>
 }
@@ -26,6 +29,7 @@ export async function testCa (): Promise<CertificateAuthority> { return await cr
 export async function startWebhookServer (ca: CertificateAuthority, answer: (r: Review, path: string) => Answer | Promise<Answer>, hosts = ['127.0.0.1']): Promise<WebhookServer> {
   const pair = await issueCertificate(ca, { subject: { commonName: hosts[0] }, usage: 'server', hosts })
   const reviews: Review[] = []
+  const headers: IncomingHttpHeaders[] = []
   const server: Server = createServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (c: Buffer) => chunks.push(c))
@@ -33,6 +37,7 @@ export async function startWebhookServer (ca: CertificateAuthority, answer: (r: 
       void (async () => {
         const review = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Review
         reviews.push(review)
+        headers.push(req.headers)
         const response = { uid: review.request.uid, ...await answer(review, req.url ?? '') }
         res.setHeader('content-type', 'application/json')
         res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response }))
@@ -45,6 +50,7 @@ export async function startWebhookServer (ca: CertificateAuthority, answer: (r: 
     url: `https://127.0.0.1:${port}/`,
     port,
     reviews,
+    headers,
     caBundle: Buffer.from(ca.certPem).toString('base64'),
     async close () { server.closeAllConnections(); await new Promise<void>(resolve => server.close(() => resolve())) }
   }
