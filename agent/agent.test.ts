@@ -1,5 +1,5 @@
 // A whole orchlet against a real API server, shut down as on SIGTERM: WebAssembly pods stopped by priority band within
-// shutdownGracePeriod, the Node not Ready meanwhile, every pod reported as stopped by the node shutdown.
+// shutdownGracePeriod, the Node not Ready meanwhile, every pod reported as stopped by the node shutdown; and its tracing.
 import t, { type Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +11,7 @@ import { buildWasmImageLayout, layoutTar } from './runtime/oci/layout-writer.js'
 import { loadOrchletConfig } from './config/load.js'
 import { runAgent } from './agent.js'
 import type { PodStatus } from './pods/pod-types.js'
+import { startTestCollector, type CollectedSpan } from '../test/otlp-collector.js'
 
 const IMAGE = 'localhost/orch-test/tool:1'
 
@@ -122,4 +123,19 @@ t.test('SIGTERM without shutdownGracePeriod: WebAssembly pods, which die with th
   const node = await client.get(`/api/v1/nodes/${NODE}`)
   const ready = ((node.status as JsonObject).conditions as Array<{ type: string, status: string }>).find(c => c.type === 'Ready')
   t.equal(ready?.status, 'True', 'graceful node shutdown off: the node is not marked')
+})
+
+t.test('OrchletTracing: a pod sync is a syncPod span with the CRI calls it makes as children, exported over OTLP', async t => {
+  const collector = await startTestCollector()
+  t.teardown(() => collector.close())
+  const { agent } = await startOrchlet('traced', `tracing: {endpoint: "${collector.endpoint}", samplingRatePerMillion: 1000000}`)
+  await createPod('traced', 'traced-pod', {})
+  const started = (all: CollectedSpan[]): CollectedSpan | undefined => all.find(s => s.name === 'runtime.v1.RuntimeService/StartContainer')
+  const spans = await collector.waitFor(all => started(all) !== undefined && all.some(p => p.spanId === started(all)!.parentSpanId), 30_000)
+  const sync = spans.find(s => s.spanId === started(spans)!.parentSpanId)!
+  t.equal(sync.name, 'syncPod')
+  t.equal(sync.service, 'orchlet')
+  t.equal(sync.attributes['k8s.pod'], 'traced-pod')
+  t.ok(spans.some(s => s.name === 'runtime.v1.RuntimeService/RunPodSandbox' && s.traceId === sync.traceId), 'the sandbox is made in a traced sync')
+  await agent.stop({ shutdown: true })
 })

@@ -30,6 +30,8 @@ import { renderPrometheus } from './server/metrics.js'
 import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
 import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
 import { createCriRuntime } from './runtime/cri/cri-runtime.js'
+import { tracedRuntime } from './runtime/traced-runtime.js'
+import { createTracing } from '../apiserver/tracing/tracing.js'
 import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
@@ -129,8 +131,11 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   })
   await imports.scan()
   const cri = await openCriRuntime(config, logger)
-  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wasm]])
-  if (cri !== undefined) runtimes.set('', cri)
+  // OrchletTracing with a `tracing` configuration: pod syncs and the CRI calls they make become spans.
+  const tracing = config.tracing !== null && config.featureGates.enabled('OrchletTracing') ? createTracing({ ...config.tracing, serviceName: 'orchlet' }) : undefined
+  const pick = (rt: ContainerRuntime): ContainerRuntime => tracing === undefined ? rt : tracedRuntime(rt, tracing)
+  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, pick(wasm)]])
+  if (cri !== undefined) runtimes.set('', pick(cri))
   const runtimeFor = (handler: string): ContainerRuntime => {
     const r = runtimes.get(handler)
     if (r === undefined) throw new RuntimeError('NotFound', handler === '' ? 'no container runtime is connected (see --container-runtime-endpoint); use runtimeClassName: wasm' : `no runtime handler "${handler}" on this node`)
@@ -191,6 +196,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     now,
     logger,
     relistMs: deps.relistMs ?? 1000,
+    tracing,
     statusManager,
     recorder,
     runtimes: () => [...runtimes.values()],
@@ -331,6 +337,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       await client?.close()
       await cri?.close()
       await wasm.close()
+      await tracing?.shutdown()
     }
   }
 }

@@ -109,3 +109,15 @@ t.test('the README example of graceful node shutdown loads as a valid configurat
   t.equal(c.shutdownGracePeriod, 30_000)
   t.equal(c.shutdownGracePeriodCriticalPods, 10_000)
 })
+
+t.test('tracing: the tracing client config, defaulted and checked at its field', async t => {
+  const none = await load(['--config', await fileWith('no-tracing.yaml', '')])
+  t.equal(none.tracing, null)
+  const given = await load(['--config', await fileWith('tracing.yaml', 'tracing: {samplingRatePerMillion: 10}\n')])
+  t.same(given.tracing, { endpoint: 'localhost:4317', samplingRatePerMillion: 10 })
+  const bad = await errorOf(['--config', await fileWith('bad-tracing.yaml', 'tracing: {samplingRatePerMillion: 2000000}\n')])
+  t.match(bad, /tracing/)
+  t.match(bad, /samplingRatePerMillion: Invalid value: 2000000/)
+  t.notOk(bad.includes('\n'), 'one line')
+  t.match(await errorOf(['--config', await fileWith('odd-tracing.yaml', 'tracing: {url: x}\n')]), /unknown field url/)
+})

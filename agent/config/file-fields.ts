@@ -21,6 +21,7 @@ function fileOnly<K extends string, T> (field: K, kind: FileKind<T>, help: strin
 export const FILE_FIELDS = [
   fileOnly('shutdownGracePeriod', k.duration, 'How long a node shutdown (SIGTERM) is delayed to stop pods: regular pods first, then critical pods; 0 turns graceful node shutdown off', { default: '0s' }),
   fileOnly('shutdownGracePeriodCriticalPods', k.duration, 'The part of shutdownGracePeriod kept for critical pods (priority 2000000000 and above), stopped after all others; at most shutdownGracePeriod', { default: '0s' }),
+  fileOnly('tracing', k.tracingConfig, 'Tracing client: export spans of pod syncs and CRI calls over OTLP/gRPC to endpoint (default localhost:4317) at samplingRatePerMillion (unset: only when the parent is sampled); needs the OrchletTracing gate'),
   fileOnly('shutdownGracePeriodByPodPriority', k.priorityGracePeriods, 'Instead of the two above: shutdown grace periods by pod priority ([{priority, shutdownGracePeriodSeconds}]); pods go from the lowest priority band up')
 ] as const
 

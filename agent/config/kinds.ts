@@ -5,6 +5,7 @@ import { formatDuration, parseDuration } from './duration.js'
 import { formatBytes, parseByteSize, parseBytes } from './quantity.js'
 import * as v from './values.js'
 import * as r from './resources.js'
+import { tracingClientSettings, type TracingSettings } from '../../apiserver/tracing/config.js'
 
 /** How a setting's value is read from the config file and shown; enough for a field no flag sets. */
 export interface FileKind<T> {
@@ -272,4 +273,17 @@ export const priorityGracePeriods: FileKind<PriorityGracePeriod[]> = {
     })
   },
   show: t => t.map(p => `${p.priority}=${p.shutdownGracePeriodSeconds}s`).join(',')
+}
+
+/** The kubelet's `tracing` field (the tracing client config): `endpoint`, `samplingRatePerMillion`; null when absent. */
+export const tracingConfig: FileKind<TracingSettings | null> = {
+  name: '{endpoint, samplingRatePerMillion}',
+  zero: null,
+  file: x => {
+    if (x === null || typeof x !== 'object' || Array.isArray(x)) throw new ValueError(`expected {endpoint, samplingRatePerMillion}, got ${typeName(x)}`)
+    const o = x as Record<string, unknown>
+    for (const key of Object.keys(o)) if (key !== 'endpoint' && key !== 'samplingRatePerMillion') throw new ValueError(`unknown field ${key}`)
+    return tracingClientSettings(o, msg => { throw new ValueError(msg) })
+  },
+  show: t => t === null ? '' : `${t.endpoint}${t.samplingRatePerMillion === undefined ? '' : ` at ${t.samplingRatePerMillion}/1000000`}`
 }

@@ -17,6 +17,7 @@ import { createPodEvents, goDuration } from './pod-events.js'
 import { adoptPod, attemptLogPath, removeSandbox, restartCountFromLogDir } from './adoption.js'
 import { applyExit, nsToMs, recordFromStatus, terminatedOf } from './container-records.js'
 import { terminationMessage, terminationMessageFile, terminationMessageMount } from './termination-message.js'
+import type { SpanRunner } from '../runtime/traced-runtime.js'
 
 export interface PodWorkerDeps {
   runtimeFor(handler: string): ContainerRuntime
@@ -37,6 +38,8 @@ export interface PodWorkerDeps {
   relistMs: number
   /** Where pod and container events go (the API server, or the log in standalone mode). */
   recorder: EventRecorder
+  /** OrchletTracing: each sync a `syncPod` span, the CRI calls it makes its children; none by default. */
+  tracing?: SpanRunner
 }
 
 export interface PodWorker {
@@ -400,6 +403,12 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   }
 
   async function sync (): Promise<void> {
+    if (d.tracing === undefined) return await syncOnce()
+    const attributes = { 'k8s.pod': pod.metadata.name, 'k8s.namespace': pod.metadata.namespace ?? '', 'k8s.pod.uid': pod.metadata.uid ?? '' }
+    await d.tracing.inSpan('syncPod', attributes, syncOnce)
+  }
+
+  async function syncOnce (): Promise<void> {
     if (terminating || terminal !== undefined) { publish(); return }
     const deadline = pod.spec.activeDeadlineSeconds
     if (deadline !== undefined && startTime !== undefined && d.now() - startTime > deadline * 1000) {

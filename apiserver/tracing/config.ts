@@ -25,6 +25,14 @@ export function tracingSettingsFrom (doc: unknown, file: string): TracingSetting
   if (!API_VERSIONS.includes(String(o.apiVersion))) fail(`apiVersion: Unsupported value: "${String(o.apiVersion)}": supported values: "${API_VERSIONS[0]}"`)
   if (o.kind !== 'TracingConfiguration') fail(`kind: Unsupported value: "${String(o.kind)}": supported values: "TracingConfiguration"`)
   for (const k of Object.keys(o)) if (!['apiVersion', 'kind', 'endpoint', 'samplingRatePerMillion'].includes(k)) fail(`unknown field "${k}"`)
+  return tracingClientSettings(o, fail)
+}
+
+/**
+ * The tracing client's members (`endpoint`, `samplingRatePerMillion`) of a TracingConfiguration or of the orchlet's
+ * `tracing` field; `fail` reports a problem as one line.
+ */
+export function tracingClientSettings (o: Record<string, unknown>, fail: (msg: string) => never): TracingSettings {
   const settings: TracingSettings = { endpoint: DEFAULT_TRACING_ENDPOINT }
   if (o.endpoint !== undefined) {
     if (typeof o.endpoint !== 'string' || o.endpoint === '') fail('endpoint: Invalid value: must be a non-empty host:port')

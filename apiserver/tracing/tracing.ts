@@ -17,6 +17,8 @@ export interface Tracing {
   inRequest<T>(name: string, headers: IncomingHttpHeaders, attributes: Attributes, fn: (span: Span) => T): T
   /** `fn` under a child span of the current one; just `fn` outside a traced request or when it is not sampled. */
   step<T>(name: string, fn: () => Promise<T>, attributes?: Attributes): Promise<T>
+  /** `fn` under a span of its own: the child of the current span, else the root of a new trace (sampled by the rate). */
+  inSpan<T>(name: string, attributes: Attributes, fn: () => Promise<T>): Promise<T>
   /** A child span of the current one, ended by the caller; undefined outside a sampled request. */
   startChild(name: string, attributes?: Attributes): Span | undefined
   /** `traceparent` (and `tracestate`) of the current span, for outbound calls such as webhooks; {} when none. */
@@ -52,6 +54,19 @@ export function createTracing (o: TracingOptions): Tracing {
   const propagator = new W3CTraceContextPropagator()
   const current = new AsyncLocalStorage<Context>()
 
+  /** `fn` under a new internal span, the child of `parent`'s; an error marks the span. */
+  async function within<T> (parent: Context, name: string, attributes: Attributes | undefined, fn: () => Promise<T>): Promise<T> {
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent)
+    try {
+      return await current.run(trace.setSpan(parent, span), fn)
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
+      throw err
+    } finally {
+      span.end()
+    }
+  }
+
   return {
     inRequest (name, headers, attributes, fn) {
       const parent = propagator.extract(ROOT_CONTEXT, headers, getter)
@@ -61,15 +76,12 @@ export function createTracing (o: TracingOptions): Tracing {
     async step (name, fn, attributes) {
       const ctx = current.getStore()
       if (ctx === undefined || trace.getSpan(ctx)?.isRecording() !== true) return await fn()
-      const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, ctx)
-      try {
-        return await current.run(trace.setSpan(ctx, span), fn)
-      } catch (err) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message })
-        throw err
-      } finally {
-        span.end()
-      }
+      return await within(ctx, name, attributes, fn)
+    },
+    async inSpan (name, attributes, fn) {
+      const ctx = current.getStore()
+      if (ctx !== undefined && trace.getSpan(ctx)?.isRecording() !== true) return await fn()
+      return await within(ctx ?? ROOT_CONTEXT, name, attributes, fn)
     },
     startChild (name, attributes) {
       const ctx = current.getStore()
