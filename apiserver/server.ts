@@ -25,6 +25,7 @@ import { withAuthorization } from './endpoints/authorization.js'
 import { withImpersonation } from './endpoints/impersonation.js'
 import { withAudit, withAuditInit } from './endpoints/audit.js'
 import { withTracing, type RequestTracing } from './endpoints/tracing.js'
+import { directEgress, type Egress } from './egress/egress.js'
 import type { Auditor } from './audit/auditor.js'
 import type { Authenticator } from './auth/authenticator.js'
 import { alwaysAllow } from './auth/authorizer.js'
@@ -68,6 +69,8 @@ export interface ApiServerOptions {
   authorization?: Authorizer
   /** Audit events of every request (--audit-policy-file, --audit-log-path); none without. */
   audit?: Auditor
+  /** Where outbound connections go (--egress-selector-config-file); every class direct without. */
+  egress?: Egress
   /** A span per request with the lifecycle steps as children (--tracing-config-file); none without. */
   tracing?: RequestTracing
   /** Serve HTTPS with this pair; client certificates signed by `clientCa` are asked for (not required). */
@@ -101,7 +104,9 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   let shuttingDown = false
   const createdAt = now()
   let server: Server | undefined
-  const podLogs = createPodLogProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls })
+  const podLogs = createPodLogProxy({
+    connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
+  })
 
   const unsubscribe = registry.onDefinitionsChanged(() => {
     discovery.invalidate()

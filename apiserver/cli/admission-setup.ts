@@ -14,6 +14,7 @@ import { createValidatingAdmissionPolicyPlugin, FEATURE_GATE, type ValidatingAdm
 import { createPolicyTypeChecker } from '../admission/vap/type-check.js'
 import { startControllerManager } from '../controllers/manager.js'
 import { inProcessClient } from '../controllers/client/in-process.js'
+import type { DispatcherFactory } from '../admission/webhooks/client.js'
 
 export interface AdmissionSetup {
   /** For createRegistry: the built-in steps on or off, the plugins in order, the webhooks' expression compiler. */
@@ -35,6 +36,8 @@ export interface AdmissionSetupInput {
   celWorkers?: number
   /** Headers the webhooks send from the request's context (the tracing's `traceparent`). */
   outboundHeaders?: () => Record<string, string>
+  /** Dispatchers of webhook calls (the `cluster` egress selection); direct by default. */
+  dispatcher?: DispatcherFactory
   /** --feature-gates (ValidatingAdmissionPolicy, off by default as in v1.29). */
   featureGates?: FeatureGates
 }
@@ -43,8 +46,9 @@ export function setUpAdmission (i: AdmissionSetupInput): AdmissionSetup {
   // Webhook match conditions get sandbox threads of their own, made when a configuration first has conditions.
   const cel = lazyExpressionEvaluator(() => createSandboxPool({ size: i.celWorkers, limits: { deadlineMs: 250 } }))
   const log = i.logger.child({ component: 'admission' })
-  const mutatingWebhooks = createMutatingWebhookPlugin({ evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders })
-  const validatingWebhooks = createValidatingWebhookPlugin({ evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders })
+  const webhookDeps = { evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders, dispatcher: i.dispatcher }
+  const mutatingWebhooks = createMutatingWebhookPlugin(webhookDeps)
+  const validatingWebhooks = createValidatingWebhookPlugin(webhookDeps)
   // ValidatingAdmissionPolicy reads the registry it guards: made at start, reached through this step meanwhile.
   let policies: ValidatingAdmissionPolicyPlugin | undefined
   let policyStatus: { stop(): void } | undefined

@@ -11,6 +11,7 @@ import { ADMISSION_FLAGS, parseAdmissionFlags } from './admission-flags.js'
 import { AUTHN_CONFIG_FLAGS, authnConfigOptions } from './authn-config-flags.js'
 import { LOGGING_FLAGS, levelFromFlags, loggerFromFlags } from './logging-flags.js'
 import { loadTracingConfig, type TracingSettings } from '../tracing/config.js'
+import { loadEgressSelectorConfig } from '../egress/config.js'
 import { createFeatureGates, FeatureGateError, parseFeatureGateList, type FeatureGates } from '../featuregate/featuregate.js'
 
 const SERVE_FLAGS: FlagSpec[] = [
@@ -30,6 +31,7 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'storage-reserve-bytes', kind: 'int', help: 'bytes kept free on the store\'s file system for deletes, compaction and bookkeeping', default: 1048576 },
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
   { name: 'tracing-config-file', kind: 'string', help: 'TracingConfiguration file: export a span per request over OTLP/gRPC (needs the APIServerTracing gate, on by default)' },
+  { name: 'egress-selector-config-file', kind: 'string', help: 'EgressSelectorConfiguration file: route outbound connections (cluster: webhooks and orchlets) directly or through an HTTP CONNECT proxy' },
   { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false }
 ]
 
@@ -219,6 +221,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           admission,
           featureGates: gates,
           tracing,
+          egress: typeof flags['egress-selector-config-file'] === 'string' ? loadEgressSelectorConfig(flags['egress-selector-config-file']) : undefined,
           storage: {
             quotaBytes: flags['storage-quota-bytes'] as number,
             reserveBytes: flags['storage-reserve-bytes'] as number,

@@ -41,6 +41,8 @@ import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 import type { TracingSettings } from '../tracing/config.js'
+import type { EgressSettings } from '../egress/config.js'
+import { createEgress } from '../egress/egress.js'
 import { createTracing } from '../tracing/tracing.js'
 import { tracedAdmission, tracedAuthenticator, tracedAuthorizer, tracedStore } from '../tracing/traced.js'
 
@@ -79,6 +81,8 @@ export interface UpOptions {
   admission?: AdmissionOptions
   /** --tracing-config-file: a span per request exported over OTLP/gRPC; no tracing without. */
   tracing?: TracingSettings
+  /** --egress-selector-config-file: how outbound connections leave (webhooks and orchlets are `cluster`); direct without. */
+  egress?: EgressSettings
   /** --audit-policy-file, --audit-log-* (audit-flags.ts); no auditing without. */
   audit?: AuditOptions
 }
@@ -127,6 +131,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const kubeconfigPath = join(o.dataDir, 'kubeconfig')
   // Every configuration is checked before anything listens or writes a file.
   const orchconfigPath = nodeKubeconfigPath(o.dataDir)
+  const egress = createEgress(o.egress)
   const prepared = o.localNode === undefined ? undefined : await prepareLocalNode({ dataDir: o.dataDir, kubeconfigPath: orchconfigPath, logger, ...o.localNode })
   await mkdir(o.dataDir, { recursive: true })
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
@@ -168,7 +173,8 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     // The RBAC and Node authorizers watch the registry, whose reviews and write checks ask them: built in two steps.
     const adm = admission = setUpAdmission({
       options: o.admission ?? defaultAdmission(), registry: () => built!, authorizer: { authorize: async a => await authorizer.authorize(a) }, logger, celWorkers: o.celWorkers,
-      featureGates: o.featureGates, outboundHeaders: tracing === undefined ? undefined : () => tracing.outboundHeaders()
+      featureGates: o.featureGates, outboundHeaders: tracing === undefined ? undefined : () => tracing.outboundHeaders(),
+      dispatcher: tls => egress.dispatcher('cluster', tls)
     })
     const stack = createAuthorizationStack(modes, { nodeRestriction: adm.nodeRestriction })
     const configured = structured?.authorizer
@@ -208,6 +214,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       authentication: tracing === undefined ? authn.authenticator : tracedAuthenticator(authn.authenticator, tracing),
       authorization: tracing === undefined ? authorizer : tracedAuthorizer(authorizer, tracing),
       tracing,
+      egress,
       healthChecks: [
         { name: 'etcd', check: async () => { await store.get('/healthz-probe') } },
         { name: 'poststarthook/start-registry', check: () => { if (!registryStarted) throw new Error('registry not started') } },

@@ -5,7 +5,8 @@
 // connection is encrypted but the node unauthenticated. The proxy presents the API server's orchlet-client pair.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Agent, errors as undiciErrors, request } from 'undici'
+import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici'
+import type { TargetTls } from '../egress/egress.js'
 import { badRequest, invalid, StatusError, type StatusCause } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'
 import { parseBoolean } from './request-context.js'
@@ -123,6 +124,8 @@ export function containerLogsUrl (ep: { host: string; port: number }, namespace:
 }
 
 export interface PodLogProxyOptions {
+  /** Makes the dispatcher towards orchlets (the `cluster` egress selection); direct by default. */
+  dispatcher?: (tls: TargetTls) => Dispatcher
   /** How long to wait for the TCP+TLS connection to the orchlet (default 5 s). */
   connectTimeoutMs?: number
   /** How long to wait for the orchlet's response headers (default 30 s). */
@@ -177,10 +180,8 @@ export function createPodLogProxy (o: PodLogProxyOptions = {}): PodLogProxy {
   const connectTimeoutMs = o.connectTimeoutMs ?? 5000
   const headersTimeoutMs = o.headersTimeoutMs ?? 30_000
   const tls = o.tls ?? {}
-  const dispatcher = new Agent({
-    connect: { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs },
-    connectTimeout: connectTimeoutMs
-  })
+  const target = { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs }
+  const dispatcher = o.dispatcher?.(target) ?? new Agent({ connect: target, connectTimeout: connectTimeoutMs })
 
   async function serve (r: PodLogRequest): Promise<void> {
     const pods = r.registry.handler('', r.version, 'pods')

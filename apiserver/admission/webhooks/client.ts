@@ -1,6 +1,7 @@
 // Calling one admission webhook: where it is (url, or a Service resolved to an endpoint address), TLS with its caBundle, the POST.
 
 import { Agent, request, type Dispatcher } from 'undici'
+import type { TargetTls } from '../../egress/egress.js'
 import type { ApiClient, Obj } from '../../controllers/client/types.js'
 
 export interface ClientConfig {
@@ -61,16 +62,23 @@ async function sliceAddress (client: ApiClient, namespace: string, name: string,
   return undefined
 }
 
+/** Makes the dispatcher of one CA bundle and server name: direct by default, or the `cluster` egress selection's. */
+export type DispatcherFactory = (tls: TargetTls) => Dispatcher
+
+const directDispatcher: DispatcherFactory = tls => new Agent({ connect: tls })
+
 /** undici agents, one per CA bundle and server name, closed together. */
 export class AgentCache {
   private readonly agents = new Map<string, Dispatcher>()
+
+  constructor (private readonly make: DispatcherFactory = directDispatcher) {}
 
   get (caBundle: string | undefined, serverName: string | undefined): Dispatcher {
     const key = `${caBundle ?? ''}\n${serverName ?? ''}`
     let a = this.agents.get(key)
     if (a === undefined) {
       const ca = caBundle !== undefined && caBundle !== '' ? Buffer.from(caBundle, 'base64').toString('utf8') : undefined
-      a = new Agent({ connect: { ca, servername: serverName } })
+      a = this.make({ ca, servername: serverName })
       this.agents.set(key, a)
     }
     return a

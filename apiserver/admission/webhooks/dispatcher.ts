@@ -11,7 +11,7 @@ import { SharedInformer } from '../../controllers/informer.js'
 import { systemControllerClock, type ControllerClock } from '../../controllers/clock.js'
 import { labelSelectorMatches } from '../../registry/label-selector.js'
 import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expression-evaluator.js'
-import { AgentCache, postReview, resolveEndpoint, type ClientConfig } from './client.js'
+import { AgentCache, postReview, resolveEndpoint, type ClientConfig, type DispatcherFactory } from './client.js'
 import { isEmpty, matchedTarget, objectSelectorMatches, type MatchInput, type RequestTarget, type Rule } from './matching.js'
 import { MATCH_CONDITION_ENVIRONMENT } from './match-environment.js'
 import { admissionRequest, admissionResponse, admissionReview, type AdmissionResponse } from './review.js'
@@ -23,6 +23,8 @@ export interface WebhookDeps {
   clock?: ControllerClock
   /** Headers for each call from the current request's context (W3C `traceparent` when tracing); none by default. */
   outboundHeaders?: () => Record<string, string>
+  /** Dispatchers for the calls (the `cluster` egress selection); direct by default. */
+  dispatcher?: DispatcherFactory
 }
 
 /** One webhook of a configuration, as stored (defaults applied). */
@@ -51,11 +53,13 @@ export class WebhookDispatcher {
   private registry?: Registry
   private client?: ApiClient
   private informer?: SharedInformer
-  private readonly agents = new AgentCache()
+  private readonly agents: AgentCache
   private readonly programs = new Map<string, Promise<PooledProgram>>()
   private readonly uids = new WeakMap<object, string>()
 
-  constructor (private readonly plural: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations', private readonly deps: WebhookDeps) {}
+  constructor (private readonly plural: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations', private readonly deps: WebhookDeps) {
+    this.agents = new AgentCache(deps.dispatcher)
+  }
 
   /** Starts watching the configurations of `registry`; resolves once they are listed. */
   async start (registry: Registry): Promise<void> {

@@ -1,0 +1,62 @@
+import t from 'tap'
+import { createServer as createHttpsServer } from 'node:https'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import { request } from 'undici'
+import { createCa, issueCertificate } from '../pki/certs.js'
+import { startConnectProxy } from '../../test/connect-proxy.js'
+import { createEgress } from './egress.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'orch-egress-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const ca = await createCa('egress-test-ca')
+const pair = await issueCertificate(ca, { subject: { commonName: '127.0.0.1' }, usage: 'server', hosts: ['127.0.0.1'] })
+const target = createHttpsServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => res.end(`served ${req.url ?? ''}`))
+await new Promise<void>(resolve => target.listen(0, '127.0.0.1', resolve))
+t.teardown(() => { target.closeAllConnections(); target.close() })
+const port = (target.address() as AddressInfo).port
+const url = `https://127.0.0.1:${port}/hello`
+
+async function get (dispatcher: ReturnType<ReturnType<typeof createEgress>['dispatcher']>): Promise<string> {
+  try {
+    const r = await request(url, { dispatcher })
+    return await r.body.text()
+  } finally {
+    await dispatcher.close()
+  }
+}
+
+t.test('HTTPConnect over TCP: the cluster class tunnels through the proxy, TLS to the target end to end', async t => {
+  const proxy = await startConnectProxy()
+  t.teardown(() => proxy.close())
+  const egress = createEgress({ cluster: { proxyProtocol: 'HTTPConnect', transport: { kind: 'tcp', url: proxy.address } } })
+  t.equal(await get(egress.dispatcher('cluster', { ca: ca.certPem })), 'served /hello')
+  t.same(proxy.targets, [`127.0.0.1:${port}`])
+  t.equal(egress.describe('cluster'), `HTTPConnect via ${proxy.address}`)
+  // Another class is not selected: it goes direct, the proxy sees nothing more.
+  t.equal(await get(egress.dispatcher('controlplane', { ca: ca.certPem })), 'served /hello')
+  t.equal(proxy.targets.length, 1)
+  t.equal(egress.describe('controlplane'), 'direct')
+})
+
+t.test('HTTPConnect over a Unix socket', async t => {
+  const proxy = await startConnectProxy(join(dir, 'proxy.sock'))
+  t.teardown(() => proxy.close())
+  const egress = createEgress({ cluster: { proxyProtocol: 'HTTPConnect', transport: { kind: 'uds', udsName: proxy.address } } })
+  t.equal(await get(egress.dispatcher('cluster', { ca: ca.certPem })), 'served /hello')
+  t.same(proxy.targets, [`127.0.0.1:${port}`])
+})
+
+t.test('the target is still verified through the tunnel', async t => {
+  const proxy = await startConnectProxy()
+  t.teardown(() => proxy.close())
+  const other = await createCa('someone-else')
+  const egress = createEgress({ cluster: { proxyProtocol: 'HTTPConnect', transport: { kind: 'tcp', url: proxy.address } } })
+  await t.rejects(get(egress.dispatcher('cluster', { ca: other.certPem })))
+})
+
+t.test('GRPC (konnectivity) is refused with one clear line', async t => {
+  t.throws(() => createEgress({ etcd: { proxyProtocol: 'GRPC', transport: { kind: 'uds', udsName: '/s' } } }), { name: 'ConfigError', message: /egress selection "etcd": the GRPC proxy protocol/ })
+})
