@@ -3,6 +3,7 @@ import { pino } from 'pino'
 import { request } from 'undici'
 import { createApiServer, type ApiServerOptions } from './server.js'
 import { createMemoryRegistry, definition } from '../test/fixtures/memory-registry.js'
+import { createFeatureGates } from './featuregate/featuregate.js'
 
 async function start (t: Test, extra: Partial<ApiServerOptions> = {}) {
   const registry = createMemoryRegistry()
@@ -213,4 +214,23 @@ t.test('OpenAPI documents are cached, hashed and rebuilt when definitions change
   registry.addDefinition(definition({ kind: 'Widget', plural: 'widgets', group: 'example.com', version: 'v1' }))
   t.ok((await get('/openapi/v3')).json.paths['apis/example.com/v1'])
   t.equal((await get('/openapi/v3/apis/apps/v1')).json.count, 4)
+})
+
+t.test('feature gates: APIResponseCompression=false never gzips; StorageVersionHash=false drops the discovery hash', async t => {
+  const on = await start(t)
+  const off = await start(t, { featureGates: createFeatureGates({ APIResponseCompression: false, StorageVersionHash: false }) })
+  const big = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'big' }, data: { k: 'x'.repeat(150 * 1024) } })
+  for (const s of [on, off]) {
+    const r = await request(`${s.base}/api/v1/namespaces/default/configmaps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big })
+    t.equal(r.statusCode, 201)
+    await r.body.dump()
+  }
+  const zipped = await on.get('/api/v1/namespaces/default/configmaps/big', { 'accept-encoding': 'gzip' })
+  t.equal(zipped.headers['content-encoding'], 'gzip', 'the gate on (default): gzipped')
+  const plain = await off.get('/api/v1/namespaces/default/configmaps/big', { 'accept-encoding': 'gzip' })
+  t.equal(plain.headers['content-encoding'], undefined, 'the gate off: plain')
+  t.equal(plain.json.data.k.length, 150 * 1024)
+  const hashOf = async (s: typeof on): Promise<unknown> => (await s.get('/api/v1')).json.resources.find((r: { name: string }) => r.name === 'configmaps').storageVersionHash
+  t.type(await hashOf(on), 'string')
+  t.equal(await hashOf(off), undefined)
 })

@@ -26,6 +26,8 @@ import { withImpersonation } from './endpoints/impersonation.js'
 import { withAudit, withAuditInit } from './endpoints/audit.js'
 import { withTracing, type RequestTracing } from './endpoints/tracing.js'
 import { directEgress, type Egress } from './egress/egress.js'
+import { withoutResponseCompression } from './endpoints/compression.js'
+import type { FeatureGates } from './featuregate/featuregate.js'
 import type { Auditor } from './audit/auditor.js'
 import type { Authenticator } from './auth/authenticator.js'
 import { alwaysAllow } from './auth/authorizer.js'
@@ -69,6 +71,8 @@ export interface ApiServerOptions {
   authorization?: Authorizer
   /** Audit events of every request (--audit-policy-file, --audit-log-path); none without. */
   audit?: Auditor
+  /** --feature-gates: APIResponseCompression (gzip of large responses) and StorageVersionHash (discovery) act here. */
+  featureGates?: FeatureGates
   /** Where outbound connections go (--egress-selector-config-file); every class direct without. */
   egress?: Egress
   /** A span per request with the lifecycle steps as children (--tracing-config-file); none without. */
@@ -97,7 +101,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const now = (): number => (opts.clock ?? { now: () => Date.now() }).now()
   const random = opts.random ?? Math.random
   const requestTimeoutMs = opts.requestTimeoutMs ?? 60_000
-  const discovery = createDiscovery(registry)
+  const gates = opts.featureGates
+  const discovery = createDiscovery(registry, { storageVersionHash: gates?.enabled('StorageVersionHash') })
   const openapi = opts.openapi === undefined ? undefined : createOpenAPIEndpoint(registry, opts.openapi)
   const convertors = new Map<ResourceDefinition, TableConvertor>()
   const watches = new Set<WatchStream>()
@@ -206,7 +211,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   // impersonation, in-flight limits, the timeout, authorization, then routing. Without an authenticator (in-process
   // tests only) everyone is an administrator.
   const authorizer = opts.authorization ?? alwaysAllow
-  const routed: RequestHandler = async (req, res, target) => await route(req, res, target)
+  const routing: RequestHandler = async (req, res, target) => await route(req, res, target)
+  const routed = gates?.enabled('APIResponseCompression') === false ? withoutResponseCompression(routing) : routing
   const limited = withInflightLimit(opts.inflight ?? DEFAULT_INFLIGHT, withTimeout(requestTimeoutMs, fail, withAuthorization(authorizer, routed)))
   const impersonated = withImpersonation(authorizer, limited)
   const audited = opts.audit === undefined ? impersonated : withAudit(opts.audit, impersonated)

@@ -215,6 +215,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       authorization: tracing === undefined ? authorizer : tracedAuthorizer(authorizer, tracing),
       tracing,
       egress,
+      featureGates: o.featureGates,
       healthChecks: [
         { name: 'etcd', check: async () => { await store.get('/healthz-probe') } },
         { name: 'poststarthook/start-registry', check: () => { if (!registryStarted) throw new Error('registry not started') } },

@@ -37,14 +37,20 @@ export function storageVersionHash (def: ResourceDefinition): string {
 
 const SUB_VERBS = ['get', 'patch', 'update']
 
-function resourceEntries (def: ResourceDefinition, registry: Registry): Array<Record<string, unknown>> {
+/** Gated parts of the documents. */
+export interface DiscoveryOptions {
+  /** The StorageVersionHash gate (default on): each stored resource names a hash of its storage version. */
+  storageVersionHash?: boolean
+}
+
+function resourceEntries (def: ResourceDefinition, registry: Registry, o: DiscoveryOptions): Array<Record<string, unknown>> {
   const main: Record<string, unknown> = {
     name: def.plural, singularName: def.singular, namespaced: def.namespaced, kind: def.kind, verbs: def.verbs
   }
   if (def.shortNames.length > 0) main.shortNames = def.shortNames
   if (def.categories.length > 0) main.categories = def.categories
   // Create-only resources store nothing, so kube-apiserver gives them no storage version hash.
-  if (def.virtual !== true) main.storageVersionHash = storageVersionHash(def)
+  if (def.virtual !== true && o.storageVersionHash !== false) main.storageVersionHash = storageVersionHash(def)
   const out = [main]
   if (def.subresources.status === true) {
     out.push({ name: `${def.plural}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: SUB_VERBS })
@@ -103,7 +109,7 @@ function groupDoc (name: string, versions: string[]): Record<string, unknown> {
   return { name, versions: gvs, preferredVersion: gvs[0] }
 }
 
-export function createDiscovery (registry: Registry): Discovery {
+export function createDiscovery (registry: Registry, o: DiscoveryOptions = {}): Discovery {
   let index: Index | undefined
   const current = (): Index => (index ??= buildIndex(registry.definitions()))
   return {
@@ -118,7 +124,7 @@ export function createDiscovery (registry: Registry): Discovery {
             serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }]
           }
         }
-        return resourceList(idx, '', path.version, registry)
+        return resourceList(idx, '', path.version, registry, o)
       }
       if (path.group === undefined) {
         return {
@@ -130,18 +136,18 @@ export function createDiscovery (registry: Registry): Discovery {
       const versions = idx.groups.get(path.group)
       if (path.group === '' || versions === undefined) throw pathNotFound()
       if (path.version === undefined) return { kind: 'APIGroup', apiVersion: 'v1', ...groupDoc(path.group, versions) }
-      return resourceList(idx, path.group, path.version, registry)
+      return resourceList(idx, path.group, path.version, registry, o)
     }
   }
 }
 
-function resourceList (idx: Index, group: string, version: string, registry: Registry): Record<string, unknown> {
+function resourceList (idx: Index, group: string, version: string, registry: Registry, o: DiscoveryOptions): Record<string, unknown> {
   const defs = idx.byGroupVersion.get(`${group}/${version}`)
   if (defs === undefined) throw pathNotFound()
   return {
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: group === '' ? version : `${group}/${version}`,
-    resources: defs.flatMap(d => resourceEntries(d, registry))
+    resources: defs.flatMap(d => resourceEntries(d, registry, o))
   }
 }
