@@ -268,6 +268,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         await cel.dispose()
         await store.close()
         await tracing?.shutdown()
+        egress.close()
         await rm(kubeconfigPath, { force: true })
       })())
     }
@@ -285,6 +286,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await cel.dispose()
     await store.close().catch(() => {})
     await tracing?.shutdown().catch(() => {})
+    egress.close()
     throw err
   }
 }

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import { createCa, issueCertificate } from '../pki/certs.js'
 import { startConnectProxy } from '../../test/connect-proxy.js'
+import { startKonnectivityServer } from '../../test/konnectivity-server.js'
 import { createEgress } from './egress.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'orch-egress-'))
@@ -57,6 +58,18 @@ t.test('the target is still verified through the tunnel', async t => {
   await t.rejects(get(egress.dispatcher('cluster', { ca: other.certPem })))
 })
 
-t.test('GRPC (konnectivity) is refused with one clear line', async t => {
-  t.throws(() => createEgress({ etcd: { proxyProtocol: 'GRPC', transport: { kind: 'uds', udsName: '/s' } } }), { name: 'ConfigError', message: /egress selection "etcd": the GRPC proxy protocol/ })
+
+t.test('GRPC over a Unix socket: tunnels through a konnectivity server, TLS to the target inside the tunnel', async t => {
+  const server = await startKonnectivityServer(join(dir, 'konnectivity.sock'))
+  t.teardown(() => server.close())
+  const egress = createEgress({ cluster: { proxyProtocol: 'GRPC', transport: { kind: 'uds', udsName: server.socketPath } } })
+  t.teardown(() => egress.close())
+  t.equal(await get(egress.dispatcher('cluster', { ca: ca.certPem })), 'served /hello')
+  t.equal(await get(egress.dispatcher('cluster', { ca: ca.certPem })), 'served /hello', 'a second connection, a second tunnel')
+  t.same(server.dialled, [`127.0.0.1:${port}`, `127.0.0.1:${port}`])
+  t.equal(egress.describe('cluster'), `GRPC via unix:${server.socketPath}`)
+  // A target that refuses: the dial error reaches the caller.
+  const refused = egress.dispatcher('cluster', { ca: ca.certPem })
+  await t.rejects(request('https://127.0.0.1:1/', { dispatcher: refused }))
+  await refused.close()
 })

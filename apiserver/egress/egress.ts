@@ -1,9 +1,11 @@
 // Egress selection: the undici dispatcher each class of outbound traffic uses (webhooks and orchlets are `cluster`,
-// authorization webhooks `controlplane`), direct or through an HTTP CONNECT proxy over TCP (with TLS) or a Unix socket.
+// authorization webhooks `controlplane`), direct, through an HTTP CONNECT proxy over TCP (with TLS) or a Unix socket, or
+// through a konnectivity server's gRPC tunnels on a Unix socket.
 
 import { readFileSync } from 'node:fs'
 import { Agent, ProxyAgent, type Dispatcher } from 'undici'
 import type { EgressClass, EgressConnection, EgressSettings } from './config.js'
+import { createKonnectivity, type Konnectivity } from './konnectivity.js'
 
 /** How the target itself is verified and what the API server presents to it (undici's connect options). */
 export interface TargetTls {
@@ -19,13 +21,10 @@ export interface TargetTls {
 export interface Egress {
   /** A new dispatcher (its own pool, closed by the caller) for traffic of `cls` to targets checked with `tls`. */
   dispatcher(cls: EgressClass, tls?: TargetTls): Dispatcher
+  /** Closes the konnectivity channels (dispatchers are closed by their callers). */
+  close(): void
   /** The route of `cls`, for logs: `direct`, `HTTPConnect via http://proxy:8131`, ... */
   describe(cls: EgressClass): string
-}
-
-export class EgressUnsupportedError extends Error {
-  readonly code = 'ORCH_ERR_EGRESS_UNSUPPORTED'
-  override readonly name = 'ConfigError'
 }
 
 function proxied (c: Extract<EgressConnection, { proxyProtocol: 'HTTPConnect' }>, tls: TargetTls): Dispatcher {
@@ -46,17 +45,23 @@ function proxied (c: Extract<EgressConnection, { proxyProtocol: 'HTTPConnect' }>
 }
 
 export function createEgress (settings: EgressSettings = {}): Egress {
-  for (const [cls, c] of Object.entries(settings)) {
-    if (c?.proxyProtocol === 'GRPC') {
-      throw new EgressUnsupportedError(`--egress-selector-config-file: egress selection "${cls}": the GRPC proxy protocol (konnectivity) is not supported by orch; use HTTPConnect over the same socket`)
-    }
+  // One konnectivity client (gRPC channel) per class on the GRPC protocol, made when first used.
+  const tunnels = new Map<EgressClass, Konnectivity>()
+  const konnectivity = (cls: EgressClass, udsName: string): Konnectivity => {
+    let k = tunnels.get(cls)
+    if (k === undefined) tunnels.set(cls, k = createKonnectivity(udsName))
+    return k
   }
   return {
     dispatcher (cls, tls = {}) {
       const c = settings[cls]
       if (c === undefined || c.proxyProtocol === 'Direct') return new Agent({ connect: tls, connectTimeout: tls.timeout })
       if (c.proxyProtocol === 'HTTPConnect') return proxied(c, tls)
-      throw new EgressUnsupportedError(`egress selection "${cls}": unsupported proxy protocol`)
+      return new Agent({ connect: konnectivity(cls, c.transport.udsName).connector(tls) })
+    },
+    close () {
+      for (const k of tunnels.values()) k.close()
+      tunnels.clear()
     },
     describe (cls) {
       const c = settings[cls]
