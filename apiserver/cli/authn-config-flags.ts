@@ -6,7 +6,7 @@ import type { AuthenticationConfiguration, JWTAuthenticator } from '../auth/jwt/
 import { SIGNING_ALGORITHMS } from '../auth/jwt/keys.js'
 import { createJwtAuthenticators, loadAuthenticationConfigFile, type JwtAuthenticators } from '../auth/jwt/jwt-authenticators.js'
 import { InvalidConfigurationError } from '../auth/config/errors.js'
-import { buildConfiguredAuthorizer, loadAuthorizationConfigFile, type AuthorizerFactories, type ConfiguredAuthorizer } from '../auth/authz-config/build.js'
+import { buildConfiguredAuthorizer, loadAuthorizationConfigFile, type AuthorizerFactories, type ConfiguredAuthorizer, type ConfiguredAuthorizerOptions } from '../auth/authz-config/build.js'
 import type { ExpressionEvaluator } from '../../sandbox/expression-evaluator.js'
 import type { AuthorizationConfiguration } from '../auth/authz-config/config.js'
 
@@ -190,6 +190,8 @@ export interface StructuredAuthOptions {
   onWebhookError?: (authorizer: string, message: string) => void
   /** Issuers that could not be reached by the first fetch of their keys, which starts at once (they are tried again on need). */
   onIssuerError?: (message: string) => void
+  /** Connection pools of authorization webhooks (the `controlplane` egress selection); direct by default. */
+  webhookDispatcher?: ConfiguredAuthorizerOptions['dispatcher']
 }
 
 export interface StructuredAuth {
@@ -210,7 +212,7 @@ export async function createStructuredAuth (o: StructuredAuthOptions): Promise<S
   try {
     const config = o.options.authorizationConfigFile !== undefined ? await loadAuthorizationConfigFile(o.options.authorizationConfigFile) : o.options.authorizationConfig
     if (config !== undefined) {
-      authorizer = await buildConfiguredAuthorizer(config, { evaluator: o.evaluator, factories: o.authorizerFactories, onWebhookError: o.onWebhookError })
+      authorizer = await buildConfiguredAuthorizer(config, { evaluator: o.evaluator, factories: o.authorizerFactories, onWebhookError: o.onWebhookError, dispatcher: o.webhookDispatcher })
     }
   } catch (err) {
     await jwt?.close()

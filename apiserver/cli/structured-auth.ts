@@ -4,7 +4,7 @@ import type { Logger } from 'pino'
 import { createSandboxPool } from '../../sandbox/pool.js'
 import type { RunningAuthorization } from '../auth/authorization-stack.js'
 import type { Authorizer, TokenAuthenticator } from '../auth/types.js'
-import { createStructuredAuth, type AuthnConfigOptions } from './authn-config-flags.js'
+import { createStructuredAuth, type AuthnConfigOptions, type StructuredAuthOptions } from './authn-config-flags.js'
 
 export interface OpenedStructuredAuth {
   /** The JWT authenticators (--authentication-config or --oidc-*), for the token chain. */
@@ -33,7 +33,7 @@ export function structuredAuthRequested (o: AuthnConfigOptions | undefined): o i
  * pool of their own. `running` gives the RBAC and Node authorizers once the registry is up.
  */
 export async function openStructuredAuth (o: AuthnConfigOptions, serviceAccountIssuers: string[], logger: Logger,
-  running: () => RunningAuthorization | undefined): Promise<OpenedStructuredAuth> {
+  running: () => RunningAuthorization | undefined, webhookDispatcher?: StructuredAuthOptions['webhookDispatcher']): Promise<OpenedStructuredAuth> {
   const pool = createSandboxPool({ size: 1, limits: { deadlineMs: 250 } })
   try {
     const sa = await createStructuredAuth({
@@ -42,7 +42,8 @@ export async function openStructuredAuth (o: AuthnConfigOptions, serviceAccountI
       serviceAccountIssuers,
       authorizerFactories: { rbac: () => later(() => running()?.rbac.authorizer, 'RBAC'), node: () => later(() => running()?.node, 'Node') },
       onWebhookError: (name, message) => logger.warn({ authorizer: name }, message),
-      onIssuerError: message => logger.warn(message)
+      onIssuerError: message => logger.warn(message),
+      webhookDispatcher
     })
     return { jwt: sa.jwt, authorizer: sa.authorizer?.authorizer, close: async () => { await sa.close(); await pool.close() } }
   } catch (err) {

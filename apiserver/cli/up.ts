@@ -161,7 +161,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       ? [bootstrapTokenAuthenticator(async name => await registrySecretLookup(built!)(name), Date.now, why => logger.debug({ why }, 'bootstrap token refused'))]
       : []
     structured = structuredAuthRequested(o.structuredAuth)
-      ? await openStructuredAuth(o.structuredAuth, o.security.serviceAccountIssuers, logger, () => authz)
+      ? await openStructuredAuth(o.structuredAuth, o.security.serviceAccountIssuers, logger, () => authz, tls => egress.dispatcher('controlplane', tls))
       : undefined
     const jwt = structured?.jwt === undefined ? [] : [structured.jwt]
     const authn = await buildAuthentication(security, registryUidLookup(() => built!, () => Date.now()), [...bootstrapTokens, ...jwt])

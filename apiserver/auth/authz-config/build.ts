@@ -13,6 +13,8 @@ import { compileExpression } from '../config/cel-compile.js'
 import { decodeAuthorizationConfiguration, validateAuthorizationConfiguration, type AuthorizationConfiguration } from './config.js'
 import { createWebhookAuthorizer, type RetryBackoff, type WebhookAuthorizer } from './webhook-authorizer.js'
 import { createWebhookClient, loadWebhookTarget } from './webhook-client.js'
+import type { Dispatcher } from 'undici'
+import type { TargetTls } from '../../egress/egress.js'
 import type { AuthorizerFactories as ModeFactories } from '../authorizer.js'
 
 const REQUEST_FIELDS: Record<string, string[]> = {
@@ -65,6 +67,8 @@ export interface ConfiguredAuthorizerOptions {
   /** Retries of webhook requests (default Kubernetes' backoff). */
   webhookRetryBackoff?: RetryBackoff
   now?: () => number
+  /** Connection pools of the webhooks (the `controlplane` egress selection); direct by default. */
+  dispatcher?: (tls: TargetTls) => Dispatcher
 }
 
 export interface ConfiguredAuthorizer {
@@ -115,7 +119,7 @@ export async function buildConfiguredAuthorizer (config: AuthorizationConfigurat
         const target = await loadWebhookTarget(a.webhook!.connectionInfo.kubeConfigFile!).catch((err: Error) => {
           throw new InvalidConfigurationError(`invalid authorization configuration: authorizers[${i}].webhook.connectionInfo.kubeConfigFile: ${err.message}`)
         })
-        const w = createWebhookAuthorizer({ name: a.name, config: a.webhook!, client: createWebhookClient(target), matchConditions: compiled[i], onError: o.onWebhookError, retryBackoff: o.webhookRetryBackoff, now: o.now })
+        const w = createWebhookAuthorizer({ name: a.name, config: a.webhook!, client: createWebhookClient(target, o.dispatcher), matchConditions: compiled[i], onError: o.onWebhookError, retryBackoff: o.webhookRetryBackoff, now: o.now })
         webhooks.set(a.name, w)
         chain.push(w)
       }

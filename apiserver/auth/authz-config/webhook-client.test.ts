@@ -4,7 +4,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { loadWebhookTarget } from './webhook-client.js'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { createWebhookClient, loadWebhookTarget } from './webhook-client.js'
+import { createCa, issueCertificate } from '../../pki/certs.js'
+import { createEgress } from '../../egress/egress.js'
+import { startConnectProxy } from '../../../test/connect-proxy.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-kubeconfig-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -42,4 +47,23 @@ t.test('inline data, a first cluster without contexts, and the errors that name 
   await t.rejects(loadWebhookTarget(noServer), { message: `invalid kubeconfig file "${noServer}": no cluster with a server` })
   const badFile = write('e.kubeconfig', 'clusters: [{name: c, cluster: {server: "https://h", certificate-authority: nope.crt}}]\n')
   await t.rejects(loadWebhookTarget(badFile), { message: /^invalid kubeconfig file ".*e\.kubeconfig": certificate-authority: ENOENT/ })
+})
+
+t.test('posts go through the dispatcher it is given (the controlplane egress selection)', async (t) => {
+  const ca = await createCa('authz-webhook-ca')
+  const pair = await issueCertificate(ca, { subject: { commonName: '127.0.0.1' }, usage: 'server', hosts: ['127.0.0.1'] })
+  const server = createHttpsServer({ cert: pair.certPem, key: pair.keyPem }, (req, res) => {
+    req.resume()
+    req.on('end', () => { res.setHeader('content-type', 'application/json'); res.end('{"status":{"allowed":true}}') })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const proxy = await startConnectProxy()
+  t.teardown(() => proxy.close())
+  const egress = createEgress({ controlplane: { proxyProtocol: 'HTTPConnect', transport: { kind: 'tcp', url: proxy.address } } })
+  const port = (server.address() as AddressInfo).port
+  const client = createWebhookClient({ server: `https://127.0.0.1:${port}/authorize`, caPem: ca.certPem, insecureSkipTlsVerify: false }, tls => egress.dispatcher('controlplane', tls))
+  t.teardown(() => client.close())
+  t.same(await client.post({ kind: 'SubjectAccessReview' }, 5000), { status: { allowed: true } })
+  t.same(proxy.targets, [`127.0.0.1:${port}`])
 })

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import { Agent, request, type Dispatcher } from 'undici'
+import type { TargetTls } from '../../egress/egress.js'
 import { parse as parseYaml } from 'yaml'
 import { boundedText } from '../bounded-body.js'
 
@@ -79,10 +80,10 @@ export interface WebhookClient {
   close(): Promise<void>
 }
 
-export function createWebhookClient (t: WebhookTarget): WebhookClient {
-  const agent: Dispatcher = new Agent({
-    connect: { ca: t.caPem, cert: t.clientCertPem, key: t.clientKeyPem, rejectUnauthorized: t.insecureSkipTlsVerify !== true }
-  })
+/** `dispatcher` makes the connection pool (the `controlplane` egress selection); direct by default. */
+export function createWebhookClient (t: WebhookTarget, dispatcher?: (tls: TargetTls) => Dispatcher): WebhookClient {
+  const tls = { ca: t.caPem, cert: t.clientCertPem, key: t.clientKeyPem, rejectUnauthorized: t.insecureSkipTlsVerify !== true }
+  const agent: Dispatcher = dispatcher?.(tls) ?? new Agent({ connect: tls })
   return {
     async post (body, timeoutMs) {
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
