@@ -31,3 +31,29 @@ t.test('mutating admission runs before validation (which sees its changes), vali
   t.equal(bad.code, 422, 'what a mutating plugin breaks is refused by validation')
   t.match(bad.message, /metadata\.labels/)
 })
+
+t.test('a DELETE passes mutating admission (which may refuse; its changes are not stored), then validating admission', async t => {
+  const order: string[] = []
+  const fx = await openFixture({
+    mutatingAdmission: [{
+      async admit (a: WriteAttributes) {
+        if (a.definition.kind !== 'ConfigMap') return
+        order.push(`mutate ${a.operation}`)
+        const meta = a.object.metadata as { name: string, labels?: Record<string, string>, finalizers?: string[] }
+        if (a.operation === 'DELETE' && meta.name === 'kept') throw Object.assign(new Error('refused by a mutating plugin'), { code: 403 })
+        if (a.operation === 'DELETE') meta.finalizers = ['mutated.example.com/never']
+      }
+    }],
+    admission: [{ async admit (a: WriteAttributes) { if (a.definition.kind === 'ConfigMap') order.push(`validate ${a.operation}`) } }]
+  })
+  t.teardown(() => fx.close())
+  const cms = fx.registry.handler('', 'v1', 'configmaps')!
+  await cms.create(ctx(), 'default', body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gone' } }))
+  await cms.create(ctx(), 'default', body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kept' } }))
+  order.length = 0
+  const deleted = await cms.delete(ctx(), 'default', 'gone', {})
+  t.equal(deleted.deleted, true, 'deleted at once: the finalizer the plugin added to its copy was not stored')
+  t.same(order, ['mutate DELETE', 'validate DELETE'])
+  await t.rejects(cms.delete(ctx(), 'default', 'kept', {}), { message: 'refused by a mutating plugin' })
+  t.ok(await cms.get(ctx(), 'default', 'kept', {}), 'a refused delete leaves the object')
+})

@@ -50,6 +50,9 @@ export async function deleteObject (core: ResourceCore, ctx: RequestContext, nam
     const meta = metaOf(obj)
     checkPreconditions(core, name, meta, String(cur.modRevision), opts)
     core.strategy.admitDelete?.(obj)
+    // Mutating admission sees a DELETE too (webhooks with DELETE rules are called and may refuse), on a copy: nothing it
+    // changes is stored, as in kube-apiserver, where a delete has no object to mutate.
+    await core.mutating?.admit({ operation: 'DELETE', definition: core.def, namespace, name, subresource: '', object: structuredClone(obj), ctx })
     await core.admission?.admit({ operation: 'DELETE', definition: core.def, namespace, name, subresource: '', object: obj, ctx })
     try {
       const marked = await markForDeletion(core, ctx, key, obj, opts, cur.modRevision)

@@ -1,11 +1,6 @@
-// Runs once before the test suite (tap's `before`): notes whether containerd was already running, so the suite
-// stops only a containerd it started itself.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { containerdDir, containerdRunning, preexistingMarker } from './containerd-state.js'
+// Runs once before the test suite (tap's `before`): forgets a marker left by a run that ended without its `after`
+// when the containerd it named is gone, so this run's `after` does not stop one started otherwise.
+import { rmSync } from 'node:fs'
+import { containerdRunning, startedByTestsMarker } from './containerd-state.js'
 
-if (containerdRunning()) {
-  mkdirSync(containerdDir, { recursive: true })
-  writeFileSync(preexistingMarker, `${new Date().toISOString()}\n`)
-} else {
-  rmSync(preexistingMarker, { force: true })
-}
+if (!containerdRunning()) rmSync(startedByTestsMarker, { force: true })

@@ -1,10 +1,13 @@
-// Whether the private containerd of .ci/containerd.sh runs, and the marker that says it ran before the tests did.
+// Whether the private containerd of .ci/containerd.sh runs, and the marker that says the tests started it.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const containerdDir = process.env.ORCH_CONTAINERD_DIR ?? '/tmp/orch-containerd'
-/** Present while a test run is going on a machine whose containerd was already running: that one is left alone. */
-export const preexistingMarker = join(containerdDir, 'running-before-tests')
+/**
+ * Written by a test that found no containerd running and started one; the suite's `after` stops only such a one, so
+ * a containerd started otherwise (by hand, by another run on the same machine) is left alone.
+ */
+export const startedByTestsMarker = join(containerdDir, 'started-by-tests')
 
 export function containerdRunning (): boolean {
   const pidFile = join(containerdDir, 'containerd.pid')

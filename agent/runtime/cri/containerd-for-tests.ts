@@ -1,6 +1,7 @@
 // Test support: finds or starts the private containerd of .ci/containerd.sh and names its busybox images.
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
+import { containerdRunning, startedByTestsMarker } from '../../../test/suite/containerd-state.js'
 import { fileURLToPath } from 'node:url'
 
 export const busyboxImage = 'docker.io/orch/busybox:test'
@@ -37,7 +38,10 @@ export async function ensureContainerd (): Promise<ContainerdEnv> {
       ? { ok: true, socket, endpoint: `unix://${socket}` }
       : { ok: false, skippable: !inCi(), reason: `not root and no containerd socket at ${socket}; run \`sudo bash .ci/containerd.sh\`` }
   }
+  const wasRunning = containerdRunning()
   const res = await runScript()
+  // Started here: the suite's `after` stops it (test/suite/after.ts).
+  if (!wasRunning && res.code === 0 && containerdRunning()) writeFileSync(startedByTestsMarker, `${new Date().toISOString()}\n`)
   const socket = res.stdout.trim().split('\n').pop() ?? ''
   if (res.code !== 0 || !socket.startsWith('/')) {
     return { ok: false, skippable: false, reason: `.ci/containerd.sh failed (exit ${res.code}): ${res.stderr.trim().split('\n').slice(-5).join(' | ')}` }
