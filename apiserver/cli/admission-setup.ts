@@ -46,7 +46,7 @@ export function setUpAdmission (i: AdmissionSetupInput): AdmissionSetup {
   // Webhook match conditions get sandbox threads of their own, made when a configuration first has conditions.
   const cel = lazyExpressionEvaluator(() => createSandboxPool({ size: i.celWorkers, limits: { deadlineMs: 250 } }))
   const log = i.logger.child({ component: 'admission' })
-  const webhookDeps = { evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders, dispatcher: i.dispatcher }
+  const webhookDeps = { evaluator: cel, logger: log, outboundHeaders: i.outboundHeaders, dispatcher: i.dispatcher, authorizer: i.authorizer }
   const mutatingWebhooks = createMutatingWebhookPlugin(webhookDeps)
   const validatingWebhooks = createValidatingWebhookPlugin(webhookDeps)
   // ValidatingAdmissionPolicy reads the registry it guards: made at start, reached through this step meanwhile.

@@ -13,7 +13,10 @@ import { labelSelectorMatches } from '../../registry/label-selector.js'
 import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expression-evaluator.js'
 import { AgentCache, postReview, resolveEndpoint, type ClientConfig, type DispatcherFactory } from './client.js'
 import { isEmpty, matchedTarget, objectSelectorMatches, type MatchInput, type RequestTarget, type Rule } from './matching.js'
-import { MATCH_CONDITION_ENVIRONMENT } from './match-environment.js'
+import { MATCH_CONDITION_ENVIRONMENT, matchConditionEnvironment, usesAuthorizer } from './match-environment.js'
+import { createAuthorizerEvaluator } from '../vap/authorizer.js'
+import type { Authorizer } from '../../auth/types.js'
+import { alwaysDeny } from '../../auth/authorizer.js'
 import { admissionRequest, admissionResponse, admissionReview, type AdmissionResponse } from './review.js'
 
 export interface WebhookDeps {
@@ -21,6 +24,8 @@ export interface WebhookDeps {
   evaluator: ExpressionEvaluator
   logger: Logger
   clock?: ControllerClock
+  /** Answers the `authorizer` variable of match conditions (without it every check is denied). */
+  authorizer?: Authorizer
   /** Headers for each call from the current request's context (W3C `traceparent` when tracing); none by default. */
   outboundHeaders?: () => Record<string, string>
   /** Dispatchers for the calls (the `cluster` egress selection); direct by default. */
@@ -55,6 +60,8 @@ export class WebhookDispatcher {
   private informer?: SharedInformer
   private readonly agents: AgentCache
   private readonly programs = new Map<string, Promise<PooledProgram>>()
+  /** Conditions using `authorizer` run on a replaying evaluator of their own (vap/authorizer.ts), made on first need. */
+  private authz?: Promise<ExpressionEvaluator>
   private readonly uids = new WeakMap<object, string>()
 
   constructor (private readonly plural: 'mutatingwebhookconfigurations' | 'validatingwebhookconfigurations', private readonly deps: WebhookDeps) {
@@ -134,10 +141,17 @@ export class WebhookDispatcher {
     }
   }
 
+  private async authorizerEvaluator (): Promise<ExpressionEvaluator> {
+    this.authz ??= createAuthorizerEvaluator(this.deps.authorizer ?? alwaysDeny)
+    return await this.authz
+  }
+
   private async program (expression: string): Promise<PooledProgram> {
     let p = this.programs.get(expression)
     if (p === undefined) {
-      p = this.deps.evaluator.compileExpression(expression, MATCH_CONDITION_ENVIRONMENT)
+      p = usesAuthorizer(expression)
+        ? this.authorizerEvaluator().then(async e => await e.compileExpression(expression, matchConditionEnvironment(expression)))
+        : this.deps.evaluator.compileExpression(expression, MATCH_CONDITION_ENVIRONMENT)
       p.catch(() => this.programs.delete(expression))
       this.programs.set(expression, p)
     }

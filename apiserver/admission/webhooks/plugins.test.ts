@@ -167,3 +167,29 @@ t.test('an answer for another uid, or no answer, fails the call', async t => {
   t.equal(err.code, 500)
   t.match(err.message, /failed calling webhook "uid\.example\.com": expected response\.uid="[-0-9a-f]+", got "someone-else"/)
 })
+
+t.test('match conditions may ask the authorizer about the requesting user', async t => {
+  // The authorizer lets `tester` list secrets in `default` only.
+  const e = await webhookEnv(t, pool, {
+    authorize: async a => ({ decision: a.user.username === 'tester' && a.resource === 'secrets' && a.namespace === 'default' && a.verb === 'list' ? 'allow' : 'noOpinion', reason: '' })
+  })
+  const server = await startWebhookServer(ca, () => ({ allowed: false, status: { message: 'only for secret readers' } }))
+  t.teardown(() => server.close())
+  await configure(e, 'Validating', 'authz', [hook('authz.example.com', server, {
+    matchConditions: [{ name: 'secret-readers', expression: "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('list').allowed()" }]
+  })])
+  t.equal((await createCm(e, 'in-default')).code, 403, 'the user may list secrets in default: the webhook is called')
+  t.equal((await createCm(e, 'in-other', {}, ctx(), 'kube-public')).object.metadata.name, 'in-other', 'not in kube-public: skipped')
+  t.equal(server.reviews.length, 1)
+})
+
+t.test('a configuration whose match condition misuses authorizer is refused at create', async t => {
+  const e = await env(t)
+  const server = await startWebhookServer(ca, () => ({ allowed: true }))
+  t.teardown(() => server.close())
+  const err = await configure(e, 'Validating', 'bad-authz', [hook('bad.example.com', server, {
+    matchConditions: [{ name: 'wrong', expression: "authorizer.group('').resource('secrets').check('list')" }]
+  })]).catch(x => x)
+  t.equal(err.code, 422)
+  t.match(err.message, /matchConditions\[0\]\.expression/)
+})

@@ -7,6 +7,7 @@ import { createCa, issueCertificate, type CertificateAuthority } from '../../pki
 import type { Test } from 'tap'
 import { openFixture, silentLogger, type Fixture } from '../../registry/testing.js'
 import type { SandboxPool } from '../../../sandbox/pool.js'
+import type { Authorizer } from '../../auth/types.js'
 import { createMutatingWebhookPlugin, createValidatingWebhookPlugin, type WebhookPluginLifecycle } from './plugins.js'
 
 export type Review = { request: Record<string, any> }
@@ -64,9 +65,9 @@ export function patchAnswer (ops: unknown[]): Answer {
 /** A registry fixture with both webhook plugins in its admission chain, started, and stopped with the test. */
 export interface WebhookEnv { fx: Fixture; mutating: WebhookPluginLifecycle; validating: WebhookPluginLifecycle }
 
-export async function webhookEnv (t: Test, pool: SandboxPool): Promise<WebhookEnv> {
-  const mutating = createMutatingWebhookPlugin({ evaluator: pool, logger: silentLogger })
-  const validating = createValidatingWebhookPlugin({ evaluator: pool, logger: silentLogger })
+export async function webhookEnv (t: Test, pool: SandboxPool, authorizer?: Authorizer): Promise<WebhookEnv> {
+  const mutating = createMutatingWebhookPlugin({ evaluator: pool, logger: silentLogger, authorizer })
+  const validating = createValidatingWebhookPlugin({ evaluator: pool, logger: silentLogger, authorizer })
   const fx = await openFixture({ mutatingAdmission: [mutating], admission: [validating], webhookExpressions: pool })
   await mutating.start(fx.registry)
   await validating.start(fx.registry)

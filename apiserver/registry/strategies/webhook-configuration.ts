@@ -8,7 +8,7 @@ import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expres
 import { compileExpression } from '../../auth/config/cel-compile.js'
 import { splitPemBundle } from '../../pki/certs.js'
 import { isDNS1123Subdomain, isQualifiedName } from '../../schema/metadata.js'
-import { MATCH_CONDITION_ENVIRONMENT } from '../../admission/webhooks/match-environment.js'
+import { matchConditionEnvironment } from '../../admission/webhooks/match-environment.js'
 
 type Webhook = Record<string, any>
 const OPERATIONS = ['*', 'CREATE', 'UPDATE', 'DELETE', 'CONNECT']
@@ -130,7 +130,7 @@ export async function compileMatchConditions (evaluator: ExpressionEvaluator, ob
     for (const [i, w] of ((obj.webhooks ?? []) as Webhook[]).entries()) {
       for (const [j, c] of ((w?.matchConditions ?? []) as Webhook[]).entries()) {
         if (typeof c?.expression !== 'string' || c.expression === '') continue
-        await compileExpression(evaluator, child(index(child(index('webhooks', i), 'matchConditions'), j), 'expression'), c.expression, MATCH_CONDITION_ENVIRONMENT, true, errs, all)
+        await compileExpression(evaluator, child(index(child(index('webhooks', i), 'matchConditions'), j), 'expression'), c.expression, matchConditionEnvironment(c.expression), true, errs, all)
       }
     }
   } finally { for (const p of all) p.release() }
