@@ -1,20 +1,27 @@
-// Watch fan-out: N watchers on one resource, M writes; events delivered per second and the server's CPU and memory.
-// Run: npx tsx benchmarks/watch-fanout.ts   (settings: WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY)
-// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json.
+// Watch fan-out: orch against its ceiling (a minimal HTTPS server writing the same pre-encoded bytes with
+// cork/writev), alternately in the same run. N watchers, M creates; load generator, counting clients and
+// server each in their own process; server CPU from /proc; events delivered per server CPU-second.
+// Run: npx tsx benchmarks/watch-fanout.ts   (WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY, ROUNDS,
+// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one). Prints one JSON line and writes
+// benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
 
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { get } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { Pool } from 'undici'
 import { parse } from 'yaml'
 
-const WATCHERS = Number(process.env.WATCHERS ?? 100)
+const WATCHERS = Number(process.env.WATCHERS ?? 1000)
 const EVENTS = Number(process.env.EVENTS ?? 2000)
 const OBJECT_BYTES = Number(process.env.OBJECT_BYTES ?? 1024)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64)
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const here = dirname(fileURLToPath(import.meta.url))
+const root = join(here, '..')
+const orchRoot = process.env.ORCH_ROOT ?? root
+const PATH = '/api/v1/namespaces/default/configmaps'
 
 /** utime+stime of a process in seconds, from /proc (clock ticks of 100 Hz on Linux). */
 function cpuSeconds (pid: number): number {
@@ -22,88 +29,169 @@ function cpuSeconds (pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-function rssBytes (pid: number): number {
+function rssMiB (pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m ? Number(m[1]) * 1024 : 0
+  return m ? Math.round(Number(m[1]) / 1024) : 0
 }
+
+const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise(resolve => setTimeout(resolve, 20))
+    await sleep(20)
   }
 }
 
-async function main (): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'orch-bench-'))
-  const server = spawn(process.execPath, [join(root, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
-  const kubeconfig = join(dataDir, 'kubeconfig')
+function child (file: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(here, 'fanout', file)], {
+    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc']
+  })
+}
+
+async function message<T> (c: ChildProcess, send?: unknown): Promise<T> {
+  const p = new Promise<T>((resolve, reject) => {
+    c.once('message', m => resolve(m as T))
+    c.once('exit', code => reject(new Error(`child exited ${code}`)))
+  })
+  if (send !== undefined) c.send(send as object)
+  return await p
+}
+
+async function stop (c: ChildProcess): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null) return
+  const exited = new Promise(resolve => c.once('exit', resolve))
+  c.kill('SIGTERM')
+  await exited
+}
+
+interface Creds { url: string, cert: string, key: string }
+
+async function httpsGet (creds: Creds, path: string): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    get(creds.url + path, { cert: creds.cert, key: creds.key, rejectUnauthorized: false }, res => {
+      let b = ''
+      res.on('data', (c: Buffer) => { b += c.toString() })
+      res.on('end', () => resolve(b))
+    }).on('error', reject)
+  })
+}
+
+interface Run { eventsPerCpuSecond: number, serverCpuSeconds: number, seconds: number, rssMiB: number, eventBytes: number, clientCpuSeconds: number, writesPerSecond: number }
+
+/** One measured run against a started server: watchers connect, the load runs, every watcher sees every event. */
+async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
+  const list = JSON.parse(await httpsGet(creds, PATH)) as { metadata: { resourceVersion: string } }
+  const port = new URL(creds.url).port
+  const clients = child('clients.ts', {
+    HOST: '127.0.0.1', PORT: port, WATCHERS: String(WATCHERS), CERT: creds.cert, KEY: creds.key,
+    PATH_QS: `${PATH}?watch=true&resourceVersion=${list.metadata.resourceVersion}`
+  })
+  const load = child('load.ts', { URL: creds.url, CERT: creds.cert, KEY: creds.key, EVENTS: String(EVENTS), CONCURRENCY: String(CONCURRENCY), OBJECT_BYTES: String(OBJECT_BYTES) })
   try {
-    await waitFor(() => existsSync(kubeconfig), 30_000, 'the server')
-    const url = String((parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server)
-    const pool = new Pool(url, { connections: WATCHERS + CONCURRENCY + 4, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 })
-    const base = '/api/v1/namespaces/default/configmaps'
-    const list = await pool.request({ method: 'GET', path: base })
-    const rv = String((await list.body.json() as { metadata: { resourceVersion: string } }).metadata.resourceVersion)
-
-    const counts = new Array<number>(WATCHERS).fill(0)
-    const aborts: AbortController[] = []
-    await Promise.all(counts.map(async (_, i) => {
-      const abort = new AbortController()
-      aborts.push(abort)
-      const res = await pool.request({ method: 'GET', path: `${base}?watch=true&resourceVersion=${rv}`, signal: abort.signal })
-      res.body.on('data', (chunk: Buffer) => { for (const b of chunk) if (b === 10) counts[i]!++ })
-      res.body.on('error', () => {})
-    }))
-
-    const payload = 'x'.repeat(OBJECT_BYTES)
+    await message(clients)
+    await message(load)
+    await sleep(500)
     const cpu0 = cpuSeconds(server.pid!)
-    const client0 = process.cpuUsage()
+    const ccpu0 = cpuSeconds(clients.pid!)
     const t0 = process.hrtime.bigint()
-    let next = 0
-    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-      while (next < EVENTS) {
-        const n = next++
-        const res = await pool.request({ method: 'POST', path: base, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${n}` }, data: { payload } }) })
-        await res.body.dump()
-        if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}`)
-      }
-    }))
-    const tWrites = process.hrtime.bigint()
-    await waitFor(() => counts.every(c => c >= EVENTS), 300_000, 'every watcher to see every event')
-    const t1 = process.hrtime.bigint()
-    const cpu1 = cpuSeconds(server.pid!)
-    const client1 = process.cpuUsage(client0)
-    const seconds = Number(t1 - t0) / 1e9
-    const delivered = counts.reduce((a, b) => a + b, 0)
-    const result = {
-      benchmark: 'watch-fanout',
-      watchers: WATCHERS,
-      events: EVENTS,
-      objectBytes: OBJECT_BYTES,
-      writeConcurrency: CONCURRENCY,
-      writesPerSecond: Math.round(EVENTS / (Number(tWrites - t0) / 1e9)),
-      eventsDeliveredPerSecond: Math.round(delivered / seconds),
-      seconds: Number(seconds.toFixed(3)),
-      serverCpuSeconds: Number((cpu1 - cpu0).toFixed(2)),
-      serverCpuMicrosPerDeliveredEvent: Number(((cpu1 - cpu0) * 1e6 / delivered).toFixed(2)),
-      serverRssMiB: Math.round(rssBytes(server.pid!) / 1048576),
-      // The watchers run in this process on the same 2 cores: when this is near `seconds`, the client is the limit.
-      clientCpuSeconds: Number(((client1.user + client1.system) / 1e6).toFixed(2)),
-      node: process.version,
-      date: new Date().toISOString()
+    const { seconds: writeSeconds } = await message<{ seconds: number }>(load, { go: true })
+    let last = { total: 0, min: 0, bytes: 0 }
+    const deadline = Date.now() + 300_000
+    while (last.min < EVENTS) {
+      if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(last)}`)
+      await sleep(20)
+      last = await message(clients, { cmd: 'count' })
     }
-    for (const a of aborts) a.abort()
-    await pool.destroy()
-    console.log(JSON.stringify(result))
-    mkdirSync(join(root, 'benchmarks/results'), { recursive: true })
-    writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w.json`), JSON.stringify(result, null, 2) + '\n')
+    const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+    const cpu = cpuSeconds(server.pid!) - cpu0
+    return {
+      eventsPerCpuSecond: Math.round(last.total / cpu),
+      serverCpuSeconds: Number(cpu.toFixed(2)),
+      seconds: Number(seconds.toFixed(2)),
+      rssMiB: rssMiB(server.pid!),
+      eventBytes: Math.round(last.bytes / last.total),
+      clientCpuSeconds: Number((cpuSeconds(clients.pid!) - ccpu0).toFixed(2)),
+      writesPerSecond: Math.round(EVENTS / writeSeconds)
+    }
   } finally {
-    server.kill('SIGTERM')
-    await new Promise(resolve => server.once('exit', resolve))
+    clients.send({ cmd: 'stop' })
+    await stop(clients)
+    await stop(load)
+  }
+}
+
+async function orchRound (): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
+  const server = spawn(process.execPath, [join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  try {
+    const kc = join(dataDir, 'kubeconfig')
+    await waitFor(() => existsSync(kc), 60_000, 'orch')
+    const cfg = parse(readFileSync(kc, 'utf8')) as { clusters: Array<{ cluster: { server: string } }>, users: Array<{ user: Record<string, string> }> }
+    const b64 = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString()
+    const creds = { url: cfg.clusters[0]!.cluster.server, cert: b64(cfg.users[0]!.user['client-certificate-data']), key: b64(cfg.users[0]!.user['client-key-data']) }
+    const run = await measure(server, creds)
+    const objectBytes = (await httpsGet(creds, `${PATH}/cm-0`)).length
+    const serving = { cert: readFileSync(join(dataDir, 'pki/apiserver.crt'), 'utf8'), key: readFileSync(join(dataDir, 'pki/apiserver.key'), 'utf8') }
+    return { run, serving, objectBytes }
+  } finally {
+    await stop(server)
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+async function ceilingRound (serving: { cert: string, key: string }, metaBytes: number): Promise<Run> {
+  const server = child('ceiling.ts', { CERT: serving.cert, KEY: serving.key, META_BYTES: String(metaBytes) })
+  try {
+    const port = await new Promise<string>(resolve => server.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim())))
+    return await measure(server, { url: `https://127.0.0.1:${port}`, ...serving })
+  } finally {
+    await stop(server)
+  }
+}
+
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
+const minOf = (xs: number[]): number => Math.min(...xs)
+
+async function main (): Promise<void> {
+  const orch: Run[] = []
+  const ceiling: Run[] = []
+  for (let r = 0; r < ROUNDS; r++) {
+    const o = await orchRound()
+    orch.push(o.run)
+    // Pad the ceiling's objects to the size orch serves (its metadata: uid, timestamps, managedFields).
+    const bare = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-0', resourceVersion: '1000', x: '' }, data: { payload: 'x'.repeat(OBJECT_BYTES) } }).length
+    ceiling.push(await ceilingRound(o.serving, Math.max(0, o.objectBytes - bare)))
+  }
+  const summary = (runs: Run[]): Record<string, number> => ({
+    eventsPerCpuSecondMedian: median(runs.map(x => x.eventsPerCpuSecond)),
+    eventsPerCpuSecondMax: Math.max(...runs.map(x => x.eventsPerCpuSecond)),
+    serverCpuSecondsMin: minOf(runs.map(x => x.serverCpuSeconds)),
+    serverCpuSecondsMedian: median(runs.map(x => x.serverCpuSeconds)),
+    rssMiBMedian: median(runs.map(x => x.rssMiB)),
+    eventBytes: median(runs.map(x => x.eventBytes))
+  })
+  const o = summary(orch)
+  const c = summary(ceiling)
+  const result = {
+    benchmark: 'watch-fanout',
+    orchRoot: orchRoot === root ? 'this tree' : orchRoot,
+    watchers: WATCHERS, events: EVENTS, objectBytes: OBJECT_BYTES, writeConcurrency: CONCURRENCY, rounds: ROUNDS,
+    orch: o,
+    ceiling: c,
+    // Ratios of the cheapest (min CPU) and typical (median CPU) runs: events per server CPU-second, orch / ceiling.
+    ratioMinCpu: Number((c.serverCpuSecondsMin / o.serverCpuSecondsMin).toFixed(3)),
+    ratioMedianCpu: Number((c.serverCpuSecondsMedian / o.serverCpuSecondsMedian).toFixed(3)),
+    rssRatio: Number((o.rssMiBMedian / c.rssMiBMedian).toFixed(2)),
+    runs: { orch, ceiling },
+    node: process.version,
+    date: new Date().toISOString()
+  }
+  console.log(JSON.stringify(result))
+  mkdirSync(join(root, 'benchmarks/results'), { recursive: true })
+  const label = process.env.LABEL !== undefined ? `-${process.env.LABEL}` : ''
+  writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w${label}.json`), JSON.stringify(result, null, 2) + '\n')
 }
 
 await main()

@@ -1,9 +1,10 @@
-// Watch streams: per-media WatchEncoders, a batched chunked sink per watcher, timeouts and slow-consumer cut-off.
+// Watch streams: per-media WatchEncoders, a chunked sink writing shared pre-framed batches, timeouts and slow-consumer cut-off.
 
 import type { ServerResponse } from 'node:http'
 import type { StatusError } from '../errors/status-error.js'
 import type { WatchEncoder, WatchSink, WatchSubscription } from '../registry/types.js'
 import type { ResponseMedia } from './negotiate.js'
+import { WatchBatch } from '../registry/watch-batch.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
 
 /** A watcher whose unsent bytes pass this is cut off instead of buffering without bound. */
@@ -114,16 +115,26 @@ export function createWatchStream (res: ServerResponse, headers: Record<string, 
   }
   res.on('close', () => finish(false))
 
+  function writeBatch (batch: WatchBatch): void {
+    if (closed || batch.length === 0) return
+    start()
+    // The batch comes framed as one HTTP chunk shared by every watcher with the same events: it goes straight to
+    // the socket when the response owns it with nothing queued before it, else through the response's own framing.
+    const sock = res.socket
+    if (sock !== null && res.chunkedEncoding && !res.writableEnded && res.writableLength === sock.writableLength) {
+      sock.write(batch.chunkedFrame())
+    } else {
+      res.write(batch.payload())
+    }
+    if (res.writableLength > maxPending) {
+      opts.onSlowConsumer?.()
+      finish(true)
+    }
+  }
+
   const sink: WatchSink = {
-    write (chunks: Buffer[]) {
-      if (closed || chunks.length === 0) return
-      start()
-      res.write(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
-      if (res.writableLength > maxPending) {
-        opts.onSlowConsumer?.()
-        finish(true)
-      }
-    },
+    write (chunks: Buffer[]) { writeBatch(new WatchBatch(chunks)) },
+    writeShared: writeBatch,
     end (_err?: StatusError) {
       start()
       finish(false)

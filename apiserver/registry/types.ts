@@ -2,6 +2,7 @@
 
 import type { ResourceDefinition } from '../schema/types.js'
 import type { StatusError } from '../errors/status-error.js'
+import type { WatchBatch } from './watch-batch.js'
 
 export interface UserInfo {
   username: string
@@ -103,6 +104,12 @@ export interface WatchEncoder {
 /** Where a watcher's bytes go. `write` is called at most once per tick with everything pending. */
 export interface WatchSink {
   write(chunks: Buffer[]): void
+  /**
+   * Optional: receives the same batch object every watcher with the same events in this tick gets, so the
+   * joined and framed bytes are made once (an HTTP sink writes `batch.chunkedFrame()` to its socket).
+   * When present the hub calls it instead of `write`.
+   */
+  writeShared?(batch: WatchBatch): void
   /** The watch ended (error: a final ERROR event was already written if the encoder could). */
   end(err?: StatusError): void
 }

@@ -14,6 +14,8 @@ export class HubEvent implements ApiWatchEvent {
   readonly revision: number
   /** Storage key of the object ('' for bookmarks and errors). */
   readonly key: string
+  /** Arrival order in the hub that shares it (-1 for events it did not receive live: catch-up, synthetic). */
+  seq = -1
   /** For MODIFIED: the object before the change (served bytes), for selector transitions. */
   private readonly prevBytes?: Buffer
   private parsed?: Obj

@@ -3,6 +3,7 @@ import t from 'tap'
 import { body, ctx, eventually, jsonEncoder, openFixture, RecordingSink, type Fixture } from './testing.js'
 import type { GenericStore } from './generic-store.js'
 import type { WatchEncoder } from './types.js'
+import type { WatchBatch } from './watch-batch.js'
 
 let fx: Fixture
 let cms: GenericStore
@@ -199,4 +200,60 @@ t.test('a watcher whose encoder throws ends alone; the others keep their watch',
   t.equal(bad.error?.code, 500)
   t.same(good.events().map(e => e.object.metadata.name), ['one', 'two'], 'the healthy watcher saw every event')
   t.equal(good.ended, false)
+})
+
+/** Records the batch objects handed to `writeShared`, as the HTTP sink receives them. */
+class SharedSink extends RecordingSink {
+  batches: WatchBatch[] = []
+  writeShared (batch: WatchBatch): void { this.batches.push(batch); this.write([...batch.chunks]) }
+}
+
+t.test('watchers receiving the same events in a tick are handed the same batch object', async t => {
+  const from = String(fx.store.currentRevision())
+  const sinks = [new SharedSink(), new SharedSink(), new SharedSink()]
+  await cms.watch(ctx(), 'default', { resourceVersion: from }, jsonEncoder, sinks[0])
+  await cms.watch(ctx(), 'default', { resourceVersion: from }, jsonEncoder, sinks[1])
+  await cms.watch(ctx(), '', { resourceVersion: from }, jsonEncoder, sinks[2])
+  await Promise.all(Array.from({ length: 10 }, (_, i) => cms.create(ctx(), 'default', body(cm(`s${i}`)))))
+  for (const s of sinks) await s.waitFor(10)
+  t.equal(sinks[0].batches.length, sinks[1].batches.length)
+  sinks[0].batches.forEach((b, i) => {
+    t.equal(sinks[1].batches[i], b, `batch ${i} shared by the namespace watchers`)
+    t.equal(sinks[2].batches[i], b, `batch ${i} shared with the all-namespaces watcher`)
+  })
+  t.same(sinks[2].events().map(e => e.object.metadata.name).sort(), Array.from({ length: 10 }, (_, i) => `s${i}`).sort())
+})
+
+t.test('watchers filtering different events in one tick each get theirs, in revision order', async t => {
+  const from = String(fx.store.currentRevision())
+  const all = new SharedSink()
+  const def = new SharedSink()
+  const sel = new SharedSink()
+  await cms.watch(ctx(), '', { resourceVersion: from }, jsonEncoder, all)
+  await cms.watch(ctx(), 'default', { resourceVersion: from }, jsonEncoder, def)
+  await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'pick=yes' }, jsonEncoder, sel)
+  const writes = Array.from({ length: 12 }, (_, i) =>
+    cms.create(ctx(), i % 3 === 0 ? 'orch-system' : 'default', body(cm(`f${i}`, i % 2 === 0 ? { pick: 'yes' } : {}))))
+  await Promise.all(writes)
+  await all.waitFor(12)
+  await def.waitFor(8)
+  await sel.waitFor(6)
+  const rvs = (s: RecordingSink): number[] => s.events().map(e => Number(e.object.metadata.resourceVersion))
+  const ascending = (xs: number[]): boolean => xs.every((x, i) => i === 0 || xs[i - 1] < x)
+  t.equal(all.events().length, 12)
+  t.ok(ascending(rvs(all)), 'all-namespaces watcher in order')
+  t.same(def.events().map(e => e.object.metadata.namespace), Array(8).fill('default'))
+  t.ok(ascending(rvs(def)), 'namespace watcher in order')
+  t.same(sel.events().map(e => e.object.metadata.labels.pick), Array(6).fill('yes'))
+  t.ok(ascending(rvs(sel)), 'selector watcher in order')
+})
+
+t.test('a bookmark queued after shared events follows them in the same watcher\'s stream', async t => {
+  const sink = new SharedSink()
+  await cms.watch(ctx(), 'default', { resourceVersion: String(fx.store.currentRevision()), allowWatchBookmarks: true }, jsonEncoder, sink)
+  await cms.create(ctx(), 'default', body(cm('b1')))
+  await eventually(() => sink.events().some(e => e.type === 'BOOKMARK'), 3000)
+  const types = sink.events().map(e => e.type)
+  t.equal(types[0], 'ADDED')
+  t.equal(types.indexOf('BOOKMARK') > 0, true)
 })

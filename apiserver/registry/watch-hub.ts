@@ -1,5 +1,6 @@
 // One store watch per resource shared by all its watchers: events converted once, filtered per watcher,
 // encoded once per media type, written to each watcher at most once per tick; slow watchers are dropped.
+// Watchers that receive exactly the same run of this tick's events share one joined and framed batch.
 //
 // The hub keeps a ring of recent events. Every event under the prefix with revision in (ringStart, hubRev]
 // is in the ring, so a watcher starting at rv >= ringStart replays from it; an older start runs its own
@@ -11,6 +12,7 @@ import type { WatchEncoder, WatchSink, WatchSubscription } from './types.js'
 import type { FieldGetter, Selector } from './selectors.js'
 import { bookmarkEvent, errorEvent, fromStoreEvent, type Convert, type HubEvent } from './watch-events.js'
 import type { Logger } from './core.js'
+import { WatchBatch } from './watch-batch.js'
 
 export interface HubOptions {
   store: Store
@@ -47,6 +49,12 @@ interface Watcher {
   /** Highest revision considered; events at or below are skipped. */
   lastRev: number
   pending: Buffer[]
+  /**
+   * Events of the current tick received unchanged and back to back, as hub sequence numbers [runStart, runEnd);
+   * -1 when none. While a run is open `pending` is empty: anything else first turns the run into `pending`.
+   */
+  runStart: number
+  runEnd: number
   /** Live events queued since the last flush (initial events do not count against maxPending). */
   queued: number
   catchup?: WatchHandle
@@ -67,6 +75,10 @@ export class WatchHub {
   private readonly catchups = new Set<Watcher>()
   private readonly dirty = new Set<Watcher>()
   private flushScheduled = false
+  /** Events received since the last flush, in order; `tick[i].seq === tickBase + i`. */
+  private tick: HubEvent[] = []
+  private tickBase = 0
+  private nextSeq = 0
   private bookmarkTimer?: NodeJS.Timeout
 
   constructor (opts: HubOptions) {
@@ -105,7 +117,7 @@ export class WatchHub {
    */
   subscribe (spec: WatcherSpec, fromRev: number, initial: Buffer[] = []): WatchSubscription {
     this.ensureStarted()
-    const w: Watcher = { spec, lastRev: fromRev, pending: [...initial], queued: 0, done: false }
+    const w: Watcher = { spec, lastRev: fromRev, pending: [...initial], runStart: -1, runEnd: -1, queued: 0, done: false }
     if (initial.length > 0) this.markDirty(w)
     if (fromRev >= this.ringStart) {
       this.replay(w)
@@ -131,6 +143,8 @@ export class WatchHub {
       // The last watcher may have gone mid-batch (dropped for an error): nothing more to do then.
       if (this.storeWatch === undefined) return
       const he = fromStoreEvent(ev, this.o.convert)
+      he.seq = this.nextSeq++
+      this.tick.push(he)
       this.ring.push(he)
       this.hubRev = ev.revision
       for (const w of this.general) this.offer(w, he)
@@ -143,6 +157,13 @@ export class WatchHub {
       this.ring = this.ring.slice(cut)
     }
     for (const w of this.catchups) if (w.lastRev >= this.ringStart) this.join(w)
+    // No flush pending means no watcher holds a run: the tick can restart here instead of growing.
+    if (!this.flushScheduled) this.resetTick()
+  }
+
+  private resetTick (): void {
+    this.tick = []
+    this.tickBase = this.nextSeq
   }
 
   private onCatchup (w: Watcher, evs: WatchEvent[]): void {
@@ -238,13 +259,40 @@ export class WatchHub {
         else if (!now && before) out = he.left()
       } else if (!now) return
     }
-    this.enqueue(w, out.encode(s.encoder))
+    const bytes = out.encode(s.encoder)
+    if (out === he && he.seq >= this.tickBase && w.pending.length === 0 && (w.runEnd === -1 || w.runEnd === he.seq)) {
+      if (w.runEnd === -1) w.runStart = he.seq
+      w.runEnd = he.seq + 1
+      this.count(w)
+    } else {
+      this.enqueue(w, bytes)
+    }
   }
 
   private enqueue (w: Watcher, bytes: Buffer): void {
+    this.closeRun(w)
     w.pending.push(bytes)
+    this.count(w)
+  }
+
+  /** Turns the watcher's open run into ordinary pending bytes. */
+  private closeRun (w: Watcher): void {
+    if (w.runEnd === -1) return
+    w.pending = this.runChunks(w)
+    w.runStart = w.runEnd = -1
+  }
+
+  /** The run's bytes; every event of it was encoded for this encoder when offered, so nothing can throw here. */
+  private runChunks (w: Watcher): Buffer[] {
+    const out: Buffer[] = []
+    for (let s = w.runStart; s < w.runEnd; s++) out.push(this.tick[s - this.tickBase].encode(w.spec.encoder))
+    return out
+  }
+
+  private count (w: Watcher): void {
     if (++w.queued > this.o.maxPending) {
       w.pending = []
+      w.runStart = w.runEnd = -1
       this.drop(w, gone('the watcher fell too far behind and was closed; restart the watch'))
       return
     }
@@ -259,20 +307,38 @@ export class WatchHub {
     }
   }
 
+  /** Writes every dirty watcher; watchers with the same run and encoder get the same batch object. */
   private flush (): void {
     this.flushScheduled = false
     const ws = [...this.dirty]
     this.dirty.clear()
-    for (const w of ws) this.flushOne(w)
+    const shared = new Map<string, WatchBatch>()
+    for (const w of ws) {
+      if (w.done || w.runEnd === -1) { this.flushOne(w); continue }
+      const k = `${w.runStart}:${w.runEnd}:${w.spec.encoder.key}`
+      let batch = shared.get(k)
+      if (batch === undefined) { batch = new WatchBatch(this.runChunks(w)); shared.set(k, batch) }
+      w.runStart = w.runEnd = -1
+      this.deliver(w, batch)
+    }
+    this.resetTick()
   }
 
   private flushOne (w: Watcher): void {
-    if (w.done || w.pending.length === 0) return
+    if (w.done) return
+    this.closeRun(w)
+    if (w.pending.length === 0) return
     const chunks = w.pending
     w.pending = []
+    this.deliver(w, new WatchBatch(chunks))
+  }
+
+  private deliver (w: Watcher, batch: WatchBatch): void {
     w.queued = 0
+    const sink = w.spec.sink
     try {
-      w.spec.sink.write(chunks)
+      if (sink.writeShared !== undefined) sink.writeShared(batch)
+      else sink.write([...batch.chunks])
     } catch (err) {
       this.o.logger.debug({ err }, 'watch sink write failed; dropping watcher')
       this.detach(w)
@@ -294,6 +360,7 @@ export class WatchHub {
   private drop (w: Watcher, err: StatusError): void {
     if (w.done) return
     // The ERROR event is best effort: the watcher's own encoder may be what failed.
+    this.closeRun(w)
     try { w.pending.push(errorEvent(err).encode(w.spec.encoder)) } catch { /* end without it */ }
     this.flushOne(w)
     this.detach(w)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { validateObject, validateValue } from './validate.js'
+import { codePointLength, validateObject, validateValue } from './validate.js'
 import { builtinDefinitions } from './builtin/catalog.js'
 import type { ResourceDefinition, StructuralSchema } from './types.js'
 
@@ -83,6 +83,11 @@ t.test('custom kinds: table of kube-openapi checks', async (t) => {
     ['enum', { type: 'string', enum: ['a', 'b'] }, 'c', ['spec: Unsupported value: "c": supported values: "a", "b"']],
     ['maxLength', { type: 'string', maxLength: 3 }, 'abcd', ['spec: Too long: may not be longer than 3']],
     ['minLength', { type: 'string', minLength: 3 }, 'ab', ['spec: Invalid value: "ab": spec in body should be at least 3 chars long']],
+    ['maxLength counts code points: 3 emoji fit 3', { type: 'string', maxLength: 3 }, '😀😀😀', []],
+    ['maxLength counts code points: 3 emoji exceed 2', { type: 'string', maxLength: 2 }, '😀😀😀', ['spec: Too long: may not be longer than 2']],
+    ['minLength counts code points: 2 emoji are short of 3', { type: 'string', minLength: 3 }, '😀😀', ['spec: Invalid value: "😀😀": spec in body should be at least 3 chars long']],
+    ['minLength counts code points: 3 emoji meet 3', { type: 'string', minLength: 3 }, '😀😀😀', []],
+    ['a lone surrogate counts as one', { type: 'string', maxLength: 2 }, 'a\ud800b', ['spec: Too long: may not be longer than 2']],
     ['pattern', { type: 'string', pattern: '^[a-z]+$' }, 'A1', ['spec: Invalid value: "A1": spec in body should match \'^[a-z]+$\'']],
     ['maximum', { type: 'integer', maximum: 5 }, 6, ['spec: Invalid value: 6: spec in body should be less than or equal to 5']],
     ['exclusive minimum', { type: 'number', minimum: 0, exclusiveMinimum: true }, 0, ['spec: Invalid value: 0: spec in body should be greater than 0']],
@@ -132,4 +137,13 @@ t.test('a Pod with several bad fields reports each, in document order', async (t
     'FieldValueRequired spec.containers[1].name',
     'FieldValueTypeInvalid spec.containers[1].env[0].value',
   ])
+})
+
+t.test('codePointLength counts surrogate pairs once and lone surrogates as one', async (t) => {
+  t.equal(codePointLength(''), 0)
+  t.equal(codePointLength('abc'), 3)
+  t.equal(codePointLength('a😀b'), 3)
+  t.equal(codePointLength('\ud800'), 1)
+  t.equal(codePointLength('\udc00\ud800'), 2)
+  t.equal(codePointLength('x'.repeat(1000) + '😀'), [...('x'.repeat(1000) + '😀')].length)
 })

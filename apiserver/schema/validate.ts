@@ -92,14 +92,29 @@ function formatProblem (format: string | undefined, value: unknown): boolean {
 }
 
 function checkString (ctx: Ctx, value: string, s: StructuralSchema, path: string): void {
-  const length = [...value].length
-  if (s.maxLength !== undefined && length > s.maxLength) ctx.errors.push(fe.tooLongMaxLength(path, s.maxLength))
-  if (s.minLength !== undefined && length < s.minLength) {
+  // Limits count code points; the UTF-16 length bounds them from above, so most strings need no counting.
+  if (s.maxLength !== undefined && value.length > s.maxLength && codePointLength(value) > s.maxLength) {
+    ctx.errors.push(fe.tooLongMaxLength(path, s.maxLength))
+  }
+  if (s.minLength !== undefined && (value.length < s.minLength || codePointLength(value) < s.minLength)) {
     ctx.errors.push(fe.invalid(path, value, `${inBody(path)} should be at least ${s.minLength} chars long`))
   }
   if (s.pattern !== undefined && !patternMatches(s.pattern, value)) {
     ctx.errors.push(fe.invalid(path, value, `${inBody(path)} should match '${s.pattern}'`))
   }
+}
+
+/** Code points in `value` (a surrogate pair counts once), without building an array of them. */
+export function codePointLength (value: string): number {
+  let n = value.length
+  for (let i = 0; i < value.length - 1; i++) {
+    const c = value.charCodeAt(i)
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = value.charCodeAt(i + 1)
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++ }
+    }
+  }
+  return n
 }
 
 function patternMatches (pattern: string, value: string): boolean {

@@ -1,0 +1,32 @@
+// Load generator for the fan-out harness, in its own process: EVENTS ConfigMap creates of OBJECT_BYTES from
+// CONCURRENCY connections. Env: URL, CERT, KEY, EVENTS, CONCURRENCY, OBJECT_BYTES, PREFIX. IPC: {seconds} when done.
+
+import { Pool } from 'undici'
+
+const url = process.env.URL!
+const events = Number(process.env.EVENTS ?? 2000)
+const concurrency = Number(process.env.CONCURRENCY ?? 64)
+const payload = 'x'.repeat(Number(process.env.OBJECT_BYTES ?? 1024))
+const prefix = process.env.PREFIX ?? 'cm'
+const base = '/api/v1/namespaces/default/configmaps'
+
+const pool = new Pool(url, { connections: concurrency, pipelining: 1, connect: { cert: process.env.CERT, key: process.env.KEY, rejectUnauthorized: false } })
+process.on('message', async () => {
+  const t0 = process.hrtime.bigint()
+  let next = 0
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < events) {
+      const n = next++
+      const res = await pool.request({
+        method: 'POST', path: base, headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${n}` }, data: { payload } })
+      })
+      await res.body.dump()
+      if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}`)
+    }
+  }))
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+  await pool.close()
+  process.send!({ seconds }, () => process.exit(0))
+})
+process.send!({ ready: true })
