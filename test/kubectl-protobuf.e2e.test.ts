@@ -6,6 +6,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tlsRequester } from './tls-client.js'
 import { runKubectl, startOrch } from './orch-process.js'
+import protobuf from 'protobufjs/minimal.js'
+import { decodeEnvelope } from '../apiserver/endpoints/protobuf/decode.js'
+import { Messages } from '../apiserver/endpoints/protobuf/messages.js'
+
+const PB = 'application/vnd.kubernetes.protobuf'
+const messages = new Messages()
 
 const tls = tlsRequester()
 const request = tls.request
@@ -42,10 +48,52 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.equal(await get('job once -n demo', '{.spec.template.spec.containers[0].command}'), '["echo","hi"]')
   const r = await k('delete', 'configmap', 'settings', '-n', 'demo')
   t.equal(r.code, 0, r.stderr)
+  const verbose = await k('create', 'configmap', 'traced', '-n', 'demo', '--from-literal=a=b', '-v=8')
+  t.equal(verbose.code, 0, verbose.stderr)
+  t.match(verbose.stderr, /"Request" verb="POST"[^>]*Content-Type: application\/vnd\.kubernetes\.protobuf/i, 'kubectl sent protobuf')
+  t.match(verbose.stderr, /"Response" status="201 Created"[^>]*Content-Type: application\/vnd\.kubernetes\.protobuf/i, 'and read a protobuf answer')
 
   const bad = await request(`${orch.server}/api/v1/namespaces/demo/configmaps`, {
     method: 'POST', body: Buffer.from('not protobuf'), headers: { 'content-type': 'application/vnd.kubernetes.protobuf' }
   })
   t.equal(bad.statusCode, 400)
   t.match(await bad.body.json(), { kind: 'Status', reason: 'BadRequest', message: /expected prefix \[107 56 115 0\]/ })
+
+  // A protobuf list and a protobuf watch from the real store, read by a raw decoder.
+  const list = await request(`${orch.server}/apis/apps/v1/namespaces/demo/deployments`, { headers: { accept: `${PB}, application/json` } })
+  t.equal(list.headers['content-type'], PB)
+  t.match(decodeEnvelope(Buffer.from(await list.body.arrayBuffer()), messages), { kind: 'DeploymentList', items: [{ kind: 'Deployment', metadata: { name: 'web' }, spec: { replicas: 3 } }] })
+  const ac = new AbortController()
+  const watch = await request(`${orch.server}/api/v1/namespaces/demo/configmaps?watch=1&resourceVersion=0`, { headers: { accept: PB }, signal: ac.signal })
+  t.equal(watch.headers['content-type'], `${PB};stream=watch`)
+  const frames = readWatchFrames(watch.body, e => (e.object.metadata as { name?: string } | undefined)?.name === 'watched')
+  t.equal((await k('create', 'configmap', 'watched', '-n', 'demo', '--from-literal=x=y')).code, 0)
+  const events = await frames
+  ac.abort()
+  const seen = events.map(e => [e.type, e.object.kind, (e.object.metadata as { name: string }).name])
+  t.match(seen, [], 'events arrived')
+  t.ok(seen.some(e => e[2] === 'traced' && e[0] === 'ADDED'), 'the existing object arrives as ADDED')
+  t.same(seen[seen.length - 1], ['ADDED', 'ConfigMap', 'watched'], 'the new object arrives after them')
 })
+
+/** Frames of a protobuf watch up to the one `last` accepts: a 4-byte big-endian length, a WatchEvent {type 1, object 2: RawExtension {raw 1: envelope}}. */
+async function readWatchFrames (body: AsyncIterable<Buffer>, last: (e: { type: string, object: Record<string, unknown> }) => boolean): Promise<Array<{ type: string, object: Record<string, unknown> }>> {
+  const out: Array<{ type: string, object: Record<string, unknown> }> = []
+  let buf = Buffer.alloc(0)
+  for await (const chunk of body) {
+    buf = Buffer.concat([buf, chunk])
+    while (buf.length >= 4 && buf.length >= 4 + buf.readUInt32BE(0)) {
+      const r = protobuf.Reader.create(buf.subarray(4, 4 + buf.readUInt32BE(0)))
+      buf = buf.subarray(4 + buf.readUInt32BE(0))
+      const event = { type: '', object: {} as Record<string, unknown> }
+      while (r.pos < r.len) {
+        const tag = r.uint32()
+        if (tag === 10) event.type = r.string()
+        else if (tag === 18) { const ext = protobuf.Reader.create(r.bytes()); if (ext.uint32() === 10) event.object = decodeEnvelope(ext.bytes(), messages) } else r.skipType(tag & 7)
+      }
+      out.push(event)
+      if (last(event)) return out
+    }
+  }
+  return out
+}

@@ -11,6 +11,7 @@ import type { ResourceDefinition } from '../schema/types.js'
 import { apiVersionOf } from './decode.js'
 import type { ResponseMedia } from './negotiate.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
+import { PROTOBUF_CONTENT_TYPE, encodeEnvelope } from './protobuf/encode.js'
 
 /** Bodies above this size are gzipped when the client accepts it (Kubernetes' APIResponseCompression threshold). */
 export const GZIP_MIN_BYTES = 128 * 1024
@@ -47,6 +48,7 @@ function tableTypeFor (group: string): string {
 export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
   if (media.form === 'json' && !pretty) return { contentType: JSON_TYPE, body: bytes }
   const object = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
+  if (media.form === 'protobuf') return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(object, media.messages) }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, [object], {}, media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
@@ -78,6 +80,10 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
     return { contentType: JSON_TYPE, parts }
   }
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
+  if (media.form === 'protobuf') {
+    const doc = { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list), items: objects }
+    return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(doc, media.messages) }
+  }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, objects, listMetadata(list), media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }

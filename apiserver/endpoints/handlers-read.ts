@@ -5,7 +5,7 @@ import { encodeList, encodeObject, send, sendError, warningHeaders } from './enc
 import type { Call } from './handlers.js'
 import { buildRequestContext, parseListQuery, parseTimeoutMs, parseWatchQuery } from './request-context.js'
 import { createScaleTableConvertor, type TableConvertor } from './table.js'
-import { createWatchStream, defaultWatchTimeoutMs, watchEncoderFor } from './watch.js'
+import { createWatchStream, defaultWatchTimeoutMs, watchContentType, watchEncoderFor } from './watch.js'
 
 /** Subresource views (Scale) have no printer columns of their own: they use the default Table. */
 function convertorFor (call: Call): TableConvertor {
@@ -43,6 +43,7 @@ export async function serveWatch (call: Call): Promise<void> {
   let untrack = (): void => {}
   const stream = createWatchStream(res, warningHeaders(ctx.warnings), {
     timeoutMs,
+    contentType: watchContentType(call.media),
     maxPendingBytes: env.maxWatchPendingBytes,
     onClose: () => untrack(),
     onSlowConsumer: () => env.logger.warn({ resource: resourceKey }, 'watch closed: client too slow')

@@ -48,7 +48,7 @@ function scaleKind (call: Call): [string | undefined, string | undefined] {
 }
 
 export function respond (call: Call, status: number, bytes: Buffer, ctx: RequestContext): void {
-  const media = call.media.form === 'yaml' ? call.media : { form: 'json' as const }
+  const media = call.media.form === 'yaml' || call.media.form === 'protobuf' ? call.media : { form: 'json' as const }
   send(call.req, call.res, status, encodeObject(bytes, media, call.pretty), warningHeaders(ctx.warnings))
 }
 
@@ -124,6 +124,6 @@ export async function serveDeleteCollection (call: Call): Promise<void> {
   const { ctx, opts } = await deleteContext(call)
   const query = parseListQuery(call.url.searchParams)
   const list = await call.handler.deleteCollection(ctx, call.info.namespace, query, opts)
-  const media = call.media.form === 'yaml' ? call.media : { form: 'json' as const }
+  const media = call.media.form === 'yaml' || call.media.form === 'protobuf' ? call.media : { form: 'json' as const }
   send(call.req, call.res, 200, encodeList(call.def, list, media, call.pretty), warningHeaders(ctx.warnings))
 }

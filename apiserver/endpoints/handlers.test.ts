@@ -118,11 +118,12 @@ t.test('answers 405 for methods a path does not take', async t => {
 
 t.test('answers 406 when no acceptable media type is served', async t => {
   const { call } = await start(t)
-  const r = await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: 'application/vnd.orch.protobuf' })
+  const r = await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io' })
   t.equal(r.status, 406)
   t.equal(r.json.reason, 'NotAcceptable')
-  const fallback = await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: 'application/vnd.kubernetes.protobuf, application/json' })
+  const fallback = await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json' })
   t.equal(fallback.status, 200)
+  t.equal(fallback.headers['content-type'], 'application/json')
   t.equal((await call('GET', '/version', undefined, { accept: 'text/html' })).status, 406)
 })
 

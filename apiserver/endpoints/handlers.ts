@@ -2,6 +2,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Messages } from './protobuf/messages.js'
+import { hasProtobufMessage } from './protobuf/encode.js'
 import type { Logger } from 'pino'
 import { badRequest, methodNotAllowed, methodNotRouted, pathNotFound, type StatusError } from '../errors/status-error.js'
 import type { Registry, ResourceHandler, Subresource, UserInfo } from '../registry/types.js'
@@ -114,7 +115,7 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   const routed = route(env, info)
   if ('code' in routed) throw routed
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'
-  const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead })
+  const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: protobufFor(env, routed.def, routed.subresource) })
   if ('code' in negotiated) throw negotiated
   const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated
   const pretty = url.searchParams.get('pretty') === 'true' || url.searchParams.get('pretty') === '1'
@@ -129,6 +130,14 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
     case 'deletecollection': return await serveDeleteCollection(call)
     case 'patch': return await servePatch(call)
   }
+}
+
+/** The messages when the kind (or its scale view) has a protobuf message; custom resources have none (406 for protobuf alone). */
+function protobufFor (env: ResourceEnv, def: ResourceDefinition, subresource?: Subresource): Messages | undefined {
+  if (env.protobuf === undefined || def.custom !== undefined) return undefined
+  const kind = subresource === 'scale' ? 'Scale' : def.kind
+  const apiVersion = subresource === 'scale' ? 'autoscaling/v1' : def.group === '' ? def.version : `${def.group}/${def.version}`
+  return hasProtobufMessage(apiVersion, kind) ? env.protobuf : undefined
 }
 
 /** `?includeObject=` of a Table request; 400 for a value Kubernetes does not know. */

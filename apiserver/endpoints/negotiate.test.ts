@@ -1,6 +1,7 @@
 import t from 'tap'
 import { acceptsJson, bodyFormat, negotiateResponse, parseAccept } from './negotiate.js'
 import { StatusError } from '../errors/status-error.js'
+import { Messages } from './protobuf/messages.js'
 
 t.test('orders Accept ranges by q and drops q=0', async t => {
   const r = parseAccept('application/yaml;q=0.5, application/json, text/html;q=0')
@@ -21,6 +22,15 @@ t.test('picks the response form kubectl and clients ask for', async t => {
     ['application/json;as=Table;v=v1beta1;g=meta.k8s.io, */*;q=0.1', true, { form: 'json' }]
   ]
   for (const [accept, allowTable, want] of cases) t.same(negotiateResponse(accept, { allowTable }), want, String(accept))
+})
+
+t.test('protobuf is picked under both names when the kind has messages, skipped otherwise', async t => {
+  const protobuf = new Messages()
+  t.same(negotiateResponse('application/vnd.kubernetes.protobuf, application/json', { allowTable: true, protobuf }), { form: 'protobuf', messages: protobuf })
+  t.same(negotiateResponse('application/vnd.orch.protobuf', { allowTable: false, protobuf }), { form: 'protobuf', messages: protobuf })
+  t.same(negotiateResponse('application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json', { allowTable: true, protobuf }), { form: 'json' })
+  const refused = negotiateResponse('application/vnd.kubernetes.protobuf', { allowTable: true })
+  t.ok(refused instanceof StatusError && refused.code === 406)
 })
 
 t.test('answers 406 when nothing acceptable is served', async t => {

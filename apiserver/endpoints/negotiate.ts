@@ -1,6 +1,7 @@
 // Content negotiation: which media type a response is written in, and which body types a request may carry.
 
 import { notAcceptable, unsupportedMediaType, type StatusError } from '../errors/status-error.js'
+import type { Messages } from './protobuf/messages.js'
 
 export interface MediaRange {
   type: string
@@ -15,11 +16,14 @@ export type ResponseMedia =
   | { form: 'yaml' }
   | { form: 'table'; tableGroup: string; includeObject?: IncludeObject }
   | { form: 'metadata'; metaGroup: string }
+  | { form: 'protobuf'; messages: Messages }
 
 /** What a Table row carries of its object (`?includeObject=`): nothing, its metadata (the default), or all of it. */
 export type IncludeObject = 'None' | 'Metadata' | 'Object'
 
 export const SERVED_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/json;as=Table;v=v1;g=meta.k8s.io']
+/** What a built-in kind with a protobuf message serves. */
+export const SERVED_MEDIA_TYPES_PROTOBUF = [...SERVED_MEDIA_TYPES, 'application/vnd.kubernetes.protobuf']
 export const BODY_MEDIA_TYPES = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf']
 /** What custom resources take: no protobuf (they have no messages), as in Kubernetes. */
 export const CUSTOM_BODY_MEDIA_TYPES = ['application/json', 'application/yaml']
@@ -78,9 +82,16 @@ function isJsonLike (r: MediaRange): boolean {
   return (r.type === 'application' || r.type === '*') && (r.subtype === 'json' || r.subtype === '*')
 }
 
-/** Picks the first acceptable form for a resource response. `allowTable` is false for writes (Table is a read view). */
-export function negotiateResponse (accept: string | undefined, opts: { allowTable: boolean }): ResponseMedia | StatusError {
+/**
+ * Picks the first acceptable form for a resource response. `allowTable` is false for writes (Table is a read view);
+ * `protobuf` is given for kinds with a protobuf message (built-ins; custom resources get 406 for protobuf alone).
+ */
+export function negotiateResponse (accept: string | undefined, opts: { allowTable: boolean; protobuf?: Messages }): ResponseMedia | StatusError {
   for (const r of parseAccept(accept)) {
+    if (r.type === 'application' && PROTOBUF_SUBTYPES.has(r.subtype) && r.params.as === undefined) {
+      if (opts.protobuf !== undefined) return { form: 'protobuf', messages: opts.protobuf }
+      continue
+    }
     const as = r.params.as
     if (as !== undefined) {
       if (r.type !== 'application' || r.subtype !== 'json') continue
@@ -94,7 +105,7 @@ export function negotiateResponse (accept: string | undefined, opts: { allowTabl
     if (r.type === 'application' && r.subtype === 'yaml') return { form: 'yaml' }
     if (isJsonLike(r)) return { form: 'json' }
   }
-  return notAcceptable(SERVED_MEDIA_TYPES)
+  return notAcceptable(opts.protobuf === undefined ? SERVED_MEDIA_TYPES : SERVED_MEDIA_TYPES_PROTOBUF)
 }
 
 /** For non-resource JSON documents (discovery, OpenAPI, version): JSON or 406. */

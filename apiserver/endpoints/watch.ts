@@ -6,6 +6,8 @@ import type { WatchEncoder, WatchSink, WatchSubscription } from '../registry/typ
 import type { ResponseMedia } from './negotiate.js'
 import { WatchBatch } from '../registry/watch-batch.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
+import { PROTOBUF_WATCH_CONTENT_TYPE, encodeEnvelope, encodeWatchFrame } from './protobuf/encode.js'
+import type { Messages } from './protobuf/messages.js'
 
 /** A watcher whose unsent bytes pass this is cut off instead of buffering without bound. */
 export const DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024
@@ -56,7 +58,26 @@ export function metadataWatchEncoder (metaGroup: string, resourceKey: string): W
   }
 }
 
+/**
+ * Kubernetes' protobuf watch: each event a 4-byte big-endian length and a WatchEvent whose object is the envelope.
+ * One key for all watchers: the hub encodes an event once for every protobuf watcher.
+ */
+export function protobufWatchEncoder (messages: Messages): WatchEncoder {
+  return {
+    key: 'protobuf',
+    encode (event) {
+      return encodeWatchFrame(event.type, encodeEnvelope(event.object(), messages))
+    }
+  }
+}
+
+/** The Content-Type of a watch response in `media`. */
+export function watchContentType (media: ResponseMedia): string {
+  return media.form === 'protobuf' ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json'
+}
+
 export function watchEncoderFor (media: ResponseMedia, conv: TableConvertor, resourceKey: string): WatchEncoder {
+  if (media.form === 'protobuf') return protobufWatchEncoder(media.messages)
   if (media.form === 'table') return tableWatchEncoder(conv, media.tableGroup, resourceKey)
   if (media.form === 'metadata') return metadataWatchEncoder(media.metaGroup, resourceKey)
   return jsonWatchEncoder()
@@ -83,6 +104,8 @@ export interface WatchStreamOptions {
   maxPendingBytes?: number
   onClose?: () => void
   onSlowConsumer?: () => void
+  /** Absent: application/json. */
+  contentType?: string
 }
 
 /**
@@ -99,7 +122,7 @@ export function createWatchStream (res: ServerResponse, headers: Record<string, 
   function start (): void {
     if (started || closed) return
     started = true
-    res.writeHead(200, { ...headers, 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' })
+    res.writeHead(200, { ...headers, 'Content-Type': opts.contentType ?? 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' })
     res.flushHeaders()
     timer = setTimeout(() => finish(false), opts.timeoutMs)
   }

@@ -2,6 +2,7 @@
 // takes: the `k8s\0` envelope, the wire format by the field table, and the JSON forms of Kubernetes' special types.
 
 import protobuf from 'protobufjs/minimal.js'
+import { isStringList } from './encode.js'
 import { ENVELOPE_PREFIX, META, Messages, UNKNOWN, messageName, type FieldInfo } from './messages.js'
 
 export class ProtobufDecodeError extends Error {
@@ -24,6 +25,11 @@ export function decodeEnvelope (bytes: Uint8Array, messages: Messages): Record<s
   if (name === undefined) throw new ProtobufDecodeError(`no protobuf message for ${apiVersion}, Kind=${kind}`)
   const raw = unknown.raw as unknown as Uint8Array | undefined
   const object = raw === undefined ? {} : decodeMessage(raw, name, messages) as Record<string, Json>
+  // A list's items carry no TypeMeta on the wire; give them the list's, as the JSON form has it.
+  if (kind.endsWith('List') && Array.isArray(object.items)) {
+    const itemKind = kind.slice(0, -'List'.length)
+    object.items = object.items.map(i => (i !== null && typeof i === 'object' && !Array.isArray(i) ? { apiVersion, kind: itemKind, ...i } : i))
+  }
   return { apiVersion, kind, ...object }
 }
 
@@ -39,6 +45,7 @@ export function decodeMessage (bytes: Uint8Array, name: string, messages: Messag
       const entry = info.byId.get(tag >>> 3)
       if (entry === undefined) { r.skipType(tag & 7); continue }
       const [field, spec] = entry
+      if (info.inline.has(field)) { Object.assign(out, decodeMessage(r.bytes(), spec.type, messages)); continue }
       if (spec.keyType !== undefined) {
         const [k, v] = mapEntry(r.bytes(), spec, messages)
         const map = (out[field] ??= {}) as Record<string, unknown>
@@ -113,6 +120,7 @@ function special (name: string, m: Record<string, unknown>): Json {
       return raw === undefined || raw === '' ? null : JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as Json
     }
   }
+  if (isStringList(name)) return (m.items ?? []) as Json
   for (const k of Object.keys(m)) if (m[k] === '' || m[k] === null) delete m[k]
   // A template's ObjectMeta carries generation 0 on the wire; it is the server's to set, and JSON never has it.
   if (name === `${META}.ObjectMeta` && m.generation === 0) delete m.generation

@@ -4,8 +4,28 @@ import fields from '../../../proto/k8s-v1.29/fields.json' with { type: 'json' }
 
 export interface FieldInfo { id: number; type: string; repeated?: boolean; keyType?: string }
 
-/** A message's fields by number, and by JSON name. */
-export interface MessageInfo { name: string; byId: Map<number, [string, FieldInfo]>; byName: Map<string, FieldInfo> }
+/**
+ * A message's fields by number, and by JSON name. `inline` fields are Go structs embedded with `json:",inline"`: on
+ * the wire a nested message, in JSON their members sit in the parent object.
+ */
+export interface MessageInfo { name: string; byId: Map<number, [string, FieldInfo]>; byName: Map<string, FieldInfo>; inline: Set<string> }
+
+/** Embedded types (Go `json:",inline"`), a fact of the v1.29 API: the field named after its type carries the members. */
+const INLINE_TYPES = new Set(['VolumeSource', 'PersistentVolumeSource', 'EphemeralContainerCommon', 'LocalObjectReference',
+  'IngressRuleValue', 'Rule', 'RuleWithOperations', 'ProbeHandler'])
+/** Proto names whose JSON name is the same capitalized word (all others capitalized in the table are lower-first in JSON). */
+const CAPITALIZED_JSON = new Set(['k8s.io.api.core.v1.DaemonEndpoint.Port', 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1.Raw'])
+
+function jsonName (message: string, field: string): string {
+  if (!/^[A-Z]/.test(field) || CAPITALIZED_JSON.has(`${message}.${field}`)) return field
+  return field[0].toLowerCase() + field.slice(1)
+}
+
+function isInline (field: string, spec: FieldInfo): boolean {
+  const short = spec.type.slice(spec.type.lastIndexOf('.') + 1)
+  if (!INLINE_TYPES.has(short) || spec.repeated === true || spec.keyType !== undefined) return false
+  return field === short[0].toLowerCase() + short.slice(1) || (short === 'ProbeHandler' && field === 'handler')
+}
 
 const table = fields as unknown as Record<string, Record<string, FieldInfo>>
 
@@ -24,10 +44,12 @@ export class Messages {
     if (hit !== undefined) return hit
     const f = table[name]
     if (f === undefined) return undefined
-    const info: MessageInfo = { name, byId: new Map(), byName: new Map() }
-    for (const [field, spec] of Object.entries(f)) {
+    const info: MessageInfo = { name, byId: new Map(), byName: new Map(), inline: new Set() }
+    for (const [protoName, spec] of Object.entries(f)) {
+      const field = jsonName(name, protoName)
       info.byId.set(spec.id, [field, spec])
       info.byName.set(field, spec)
+      if (isInline(field, spec)) info.inline.add(field)
     }
     this.cache.set(name, info)
     return info
