@@ -9,7 +9,7 @@ export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute'
 export interface Taint { key: string; value: string; effect: TaintEffect }
 
 export const EVICTION_SIGNALS = [
-  'memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'
+  'memory.available', 'allocatableMemory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'
 ] as const
 export type EvictionSignal = typeof EVICTION_SIGNALS[number]
 

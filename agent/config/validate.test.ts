@@ -85,7 +85,7 @@ const BAD: Array<[string[], string]> = [
   [['--authorization-mode', 'RBAC'], 'invalid value for --authorization-mode (RBAC): must be one of AlwaysAllow, Webhook'],
   [['--logging-format', 'xml'], 'invalid value for --logging-format (xml): must be one of text, json'],
   [['--eviction-hard', 'memory.available>1Gi'], 'invalid value for --eviction-hard (memory.available>1Gi): malformed threshold "memory.available>1Gi", expect signal<value (only < is allowed)'],
-  [['--eviction-hard', 'cpu.available<1'], 'invalid value for --eviction-hard (cpu.available<1): unsupported eviction signal "cpu.available" (known: memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available)'],
+  [['--eviction-hard', 'cpu.available<1'], 'invalid value for --eviction-hard (cpu.available<1): unsupported eviction signal "cpu.available" (known: memory.available, allocatableMemory.available, nodefs.available, nodefs.inodesFree, imagefs.available, imagefs.inodesFree, pid.available)'],
   [['--eviction-hard', 'nodefs.available<110%'], 'invalid value for --eviction-hard (nodefs.available<110%): percentage 110% must be between 0% and 100%'],
   [['--eviction-minimum-reclaim', 'imagefs.available=lots'], 'invalid value for --eviction-minimum-reclaim (imagefs.available=lots): "lots" is not a quantity (forms like 128974848, 129e6, 129M, 123Mi, 500m)'],
   [['--register-with-taints', 'a=b:Sometimes'], 'invalid value for --register-with-taints (a=b:Sometimes): taint "a=b:Sometimes" has effect "Sometimes"; must be NoSchedule, PreferNoSchedule or NoExecute'],
