@@ -152,7 +152,10 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     ? []
     : builtins.flatMap(def => {
       const upstream = upstreamGroup(def.group)
-      return upstream === undefined ? [] : [{ ...def, group: upstream, storageGroup: def.group }]
+      if (upstream === undefined) return []
+      const alias: ResourceDefinition = { ...def, group: upstream, storageGroup: def.storageGroup ?? def.group }
+      if (def.deprecated !== undefined) alias.deprecated = { ...def.deprecated, warning: def.deprecated.warning.replaceAll(def.group, upstream) }
+      return [alias]
     })
   if (aliases.length > 0) {
     builtins = builtins.map(def => upstreamGroup(def.group) === undefined ? def : { ...def, shortNames: [], categories: [] })
