@@ -40,6 +40,8 @@ import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
+import { builtinDefinitions, builtinGroupVersions } from '../schema/builtin/catalog.js'
+import { parseRuntimeConfig } from '../schema/builtin/runtime-config.js'
 
 export interface UpOptions {
   dataDir: string
@@ -52,6 +54,8 @@ export interface UpOptions {
   celWorkers?: number
   /** Serve the `*.orch.io` groups under their Kubernetes names too (default true). */
   upstreamAliases?: boolean
+  /** --runtime-config: built-in group versions and resources turned on or off (schema/builtin/runtime-config.ts). */
+  runtimeConfig?: string
   /** Request timeout, in-flight caps and the connection cap of the API server (defaults as kube-apiserver's). */
   limits?: Pick<ApiServerOptions, 'requestTimeoutMs' | 'inflight' | 'maxConnections' | 'minRequestTimeoutMs' | 'livezGracePeriodMs'>
   /** --shutdown-delay-duration: on stop, /readyz fails at once and requests are still served this long (default 0). */
@@ -172,6 +176,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       logger,
       celRules: cel,
       upstreamAliases: o.upstreamAliases,
+      definitions: builtinDefinitions(parseRuntimeConfig(o.runtimeConfig ?? '', builtinGroupVersions())),
       ...adm.registryOptions,
       authenticator: authn.authenticator,
       apiAudiences: o.security.apiAudiences,
