@@ -1,11 +1,11 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { Registry as PromRegistry } from 'prom-client'
 import { createApiServer } from '../server.js'
 import { openFixture, silentLogger } from '../registry/testing.js'
 import { DeprecatedApisGauge } from './deprecated-apis-metric.js'
 
-async function start (t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function start (t: Test) {
   const f = await openFixture()
   const metrics = new PromRegistry()
   const server = createApiServer({ registry: f.registry, logger: silentLogger, deprecatedApis: new DeprecatedApisGauge(metrics) })
