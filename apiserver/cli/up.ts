@@ -176,6 +176,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       logger,
       celRules: cel,
       upstreamAliases: o.upstreamAliases,
+      watchList: o.featureGates?.enabled('WatchList') === true,
       definitions: builtinDefinitions(parseRuntimeConfig(o.runtimeConfig ?? '', builtinGroupVersions())),
       ...adm.registryOptions,
       authenticator: authn.authenticator,

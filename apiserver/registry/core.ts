@@ -48,6 +48,10 @@ export interface ResourceCore {
   fieldManager: FieldManager
   /** Applies found to change nothing, so their repeats skip the merge. */
   noopApplies: RecentNoopApplies
+  /** The WatchList feature gate: watches may ask for sendInitialEvents (alpha in v1.29, off by default). */
+  watchList?: boolean
+  /** The upstream group names are served too: the initial-events-end bookmark carries Kubernetes' annotation as well. */
+  upstreamAliases?: boolean
 }
 
 export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'convert' | 'fields' | 'fieldManager' | 'noopApplies'>): ResourceCore {

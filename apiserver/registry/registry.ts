@@ -85,6 +85,8 @@ export interface RegistryOptions {
   webhookExpressions?: ExpressionEvaluator
   /** Compiles ValidatingAdmissionPolicy expressions when policies are written (the sandbox pool). */
   policyExpressions?: ExpressionEvaluator
+  /** The WatchList feature gate: without it a watch's sendInitialEvents answers 422 (default off, as in v1.29). */
+  watchList?: boolean
 }
 
 export interface OrchRegistry extends Registry {
@@ -120,7 +122,9 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     bookmarkIntervalMs: o.bookmarkIntervalMs,
     admitNamespace: def.namespaced && !(o.disabledAdmission ?? []).includes('NamespaceLifecycle') ? namespaceAdmission(o.store, { group: def.group, resource: def.plural }) : undefined,
     admission,
-    mutating
+    mutating,
+    watchList: o.watchList,
+    upstreamAliases: o.upstreamAliases !== false
   })
 
   const priorityClassStore = (): GenericStore | undefined => handlers.get(keyOf('scheduling.orch.io', 'v1', 'priorityclasses'))
