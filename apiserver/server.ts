@@ -15,6 +15,7 @@ import { answerClientError, discardBody } from './endpoints/connection-errors.js
 import { encodeValue, send, sendError, warningHeaders } from './endpoints/encode.js'
 import { requestNotes } from './endpoints/request-context.js'
 import { serveResource, type ResourceEnv } from './endpoints/handlers.js'
+import type { DeprecatedApiRecorder } from './endpoints/deprecated-apis.js'
 import { createHealthEndpoints, type HealthCheck } from './endpoints/health.js'
 import { acceptsJson } from './endpoints/negotiate.js'
 import { createOpenAPIEndpoint, type OpenAPIBuilders } from './endpoints/openapi.js'
@@ -39,6 +40,8 @@ import { versionInfo } from './endpoints/version.js'
 
 export interface ApiServerOptions {
   registry: Registry
+  /** Counts requests to deprecated APIs (endpoints/deprecated-apis-metric.ts registers the gauge). */
+  deprecatedApis?: DeprecatedApiRecorder
   logger: Logger
   clock?: { now(): number }
   random?: () => number
@@ -150,6 +153,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     },
     maxWatchPendingBytes: opts.maxWatchPendingBytes,
     podLogs,
+    deprecatedApis: opts.deprecatedApis,
     protobuf: new Messages()
   }
 

@@ -26,6 +26,7 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'max-requests-inflight', kind: 'int', help: 'non-mutating requests served at once (more answer 429); 0 for no limit', default: 400 },
   { name: 'max-mutating-requests-inflight', kind: 'int', help: 'mutating requests served at once (more answer 429); 0 for no limit', default: 200 },
   { name: 'max-connections', kind: 'int', help: 'open client connections at once (more are closed)', default: 4096 },
+  { name: 'runtime-config', kind: 'string', help: 'comma-separated <group>/<version>[/<resource>][=true|false] and api/all|ga|beta|alpha keys enabling or disabling built-in APIs (e.g. resource.k8s.io/v1alpha2=true)' },
   { name: 'upstream-aliases', kind: 'bool', help: 'serve the *.orch.io groups under their Kubernetes names too (apiextensions.k8s.io, ...)', default: true },
   { name: 'storage-quota-bytes', kind: 'int', help: 'most bytes the store may use (as etcd\'s --quota-backend-bytes); beyond, writes other than deletes answer 507; 0 for no quota beyond the disk', default: 0 },
   { name: 'storage-reserve-bytes', kind: 'int', help: 'bytes kept free on the store\'s file system for deletes, compaction and bookkeeping', default: 1048576 },
@@ -207,6 +208,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           nodeMonitorGracePeriodMs: command === 'up' ? durationFlag(flags, 'node-monitor-grace-period') : undefined,
           celWorkers: flags['cel-workers'] as number | undefined,
           upstreamAliases: flags['upstream-aliases'] as boolean,
+          runtimeConfig: flags['runtime-config'] as string | undefined,
           limits: {
             requestTimeoutMs: durationFlag(flags, 'request-timeout'),
             minRequestTimeoutMs: (flags['min-request-timeout'] as number) * 1000,

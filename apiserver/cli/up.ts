@@ -45,6 +45,8 @@ import type { EgressSettings } from '../egress/config.js'
 import { createEgress } from '../egress/egress.js'
 import { createTracing } from '../tracing/tracing.js'
 import { tracedAdmission, tracedAuthenticator, tracedAuthorizer, tracedStore } from '../tracing/traced.js'
+import { builtinDefinitions, builtinGroupVersions } from '../schema/builtin/catalog.js'
+import { parseRuntimeConfig } from '../schema/builtin/runtime-config.js'
 
 export interface UpOptions {
   dataDir: string
@@ -57,6 +59,8 @@ export interface UpOptions {
   celWorkers?: number
   /** Serve the `*.orch.io` groups under their Kubernetes names too (default true). */
   upstreamAliases?: boolean
+  /** --runtime-config: built-in group versions and resources turned on or off (schema/builtin/runtime-config.ts). */
+  runtimeConfig?: string
   /** Request timeout, in-flight caps and the connection cap of the API server (defaults as kube-apiserver's). */
   limits?: Pick<ApiServerOptions, 'requestTimeoutMs' | 'inflight' | 'maxConnections' | 'minRequestTimeoutMs' | 'livezGracePeriodMs'>
   /** --shutdown-delay-duration: on stop, /readyz fails at once and requests are still served this long (default 0). */
@@ -185,6 +189,8 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       logger,
       celRules: cel,
       upstreamAliases: o.upstreamAliases,
+      watchList: o.featureGates?.enabled('WatchList') === true,
+      definitions: builtinDefinitions(parseRuntimeConfig(o.runtimeConfig ?? '', builtinGroupVersions())),
       ...adm.registryOptions,
       authenticator: authn.authenticator,
       apiAudiences: o.security.apiAudiences,

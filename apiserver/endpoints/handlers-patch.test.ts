@@ -193,7 +193,7 @@ t.test('force is only for apply patches: 422 as PatchOptions validation', async 
   await call('POST', CMS, configMap('a'))
   const r = await call('PATCH', `${CMS}/a?force=true`, { data: { k: 'w' } }, MERGE)
   t.equal(r.status, 422)
-  t.equal(r.json.message, 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch')
+  t.equal(r.json.message, 'PatchOptions.meta.orch.io "" is invalid: force: Forbidden: may not be specified for non-apply patch')
 })
 
 t.test('a patch body over 3 MiB answers 413', async t => {

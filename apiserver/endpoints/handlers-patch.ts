@@ -87,8 +87,8 @@ export function patchType (contentType: string | undefined, def: ResourceDefinit
 export function checkPatchOptions (q: URLSearchParams): void {
   if (parseBoolean('force', q.get('force')) === undefined) return
   const cause = { reason: 'FieldValueForbidden', field: 'force', message: 'Forbidden: may not be specified for non-apply patch' }
-  throw new StatusError(422, 'Invalid', `PatchOptions.meta.k8s.io "" is invalid: force: ${cause.message}`,
-    { name: '', group: 'meta.k8s.io', kind: 'PatchOptions', causes: [cause] })
+  throw new StatusError(422, 'Invalid', `PatchOptions.meta.orch.io "" is invalid: force: ${cause.message}`,
+    { name: '', group: 'meta.orch.io', kind: 'PatchOptions', causes: [cause] })
 }
 
 function jsonPatch (text: string, ctx: RequestContext): DecodedPatch {

@@ -183,12 +183,12 @@ t.test('translates an unexpected error into a 500 Status without a stack', async
 t.test('validates list parameters with 400 and write options with 422, as kube-apiserver', async t => {
   const { call } = await start(t)
   const cases: Array<[string, string, number, RegExp]> = [
-    ['POST', '/api/v1/namespaces/default/configmaps?dryRun=Yes', 422, /^CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: "Yes": supported values: "All"$/],
-    ['POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Loud', 422, /^CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value/],
+    ['POST', '/api/v1/namespaces/default/configmaps?dryRun=Yes', 422, /^CreateOptions.meta.orch.io "" is invalid: dryRun: Unsupported value: "Yes": supported values: "All"$/],
+    ['POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Loud', 422, /^CreateOptions.meta.orch.io "" is invalid: fieldValidation: Unsupported value/],
     ['GET', '/api/v1/namespaces/default/configmaps?limit=ten', 400, /limit/],
     ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Exact', 400, /resourceVersionMatch is forbidden unless resourceVersion is provided/],
     ['GET', '/api/v1/namespaces/default/configmaps?resourceVersionMatch=Later&resourceVersion=3', 400, /resourceVersionMatch: Unsupported value/],
-    ['DELETE', '/api/v1/namespaces/default/configmaps/x?propagationPolicy=Sideways', 422, /^DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value/]
+    ['DELETE', '/api/v1/namespaces/default/configmaps/x?propagationPolicy=Sideways', 422, /^DeleteOptions.meta.orch.io "" is invalid: propagationPolicy: Unsupported value/]
   ]
   for (const [m, p, code, msg] of cases) {
     const r = await call(m, p, m === 'POST' ? cm('q') : undefined)

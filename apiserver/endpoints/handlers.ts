@@ -1,5 +1,6 @@
 // Resource requests: resolve the handler, check scope and verb, then run the verb (authn/authz wrap this, see server.ts).
 
+import { noteDeprecatedApi, type DeprecatedApiRecorder } from './deprecated-apis.js'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Messages } from './protobuf/messages.js'
 import { hasProtobufMessage } from './protobuf/encode.js'
@@ -35,6 +36,8 @@ export interface ResourceEnv {
   podLogs?: PodLogProxy
   /** The Kubernetes protobuf messages (request bodies in `application/vnd.kubernetes.protobuf`). */
   protobuf?: Messages
+  /** Counts requests to deprecated APIs (apiserver_requested_deprecated_apis); they are warned about either way. */
+  deprecatedApis?: DeprecatedApiRecorder
 }
 
 /** One resource request after routing. */
@@ -93,6 +96,7 @@ function methodOf (verb: RequestInfo['verb']): string {
 
 /** Serves one resource request for `user` (authenticated and authorized by the wrappers around it); throws StatusError. */
 export async function serveResource (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL, info: RequestInfo, user: UserInfo): Promise<void> {
+  noteDeprecatedApi(env.registry, req, info, env.deprecatedApis)
   if (info.subresource === 'log' && info.group === '' && info.resource === 'pods' && info.namespace !== '' && env.podLogs !== undefined) {
     if (info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
     const ctx = buildRequestContext(req, user, url.searchParams, false)

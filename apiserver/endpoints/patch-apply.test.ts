@@ -60,7 +60,7 @@ t.test('bad apply requests answer a Status and change nothing', async t => {
   await call('PATCH', `${CMS}/a?fieldManager=me`, yamlCm('one'))
   const noManager = await call('PATCH', `${CMS}/a`, yamlCm('x'))
   t.equal(noManager.status, 422)
-  t.equal(noManager.json.message, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch')
+  t.equal(noManager.json.message, 'PatchOptions.meta.orch.io "" is invalid: fieldManager: Required value: is required for apply patch')
   const malformed = await call('PATCH', `${CMS}/a?fieldManager=me`, 'data: [unclosed\n  - x: :')
   t.equal(malformed.status, 400)
   t.match(malformed.json.message, /^error decoding YAML: /)

@@ -15,7 +15,7 @@ export async function serveApply (call: Call, ctx: RequestContext, body: string)
   const force = parseBoolean('force', call.url.searchParams.get('force')) === true
   if (ctx.fieldManager === undefined || ctx.fieldManager === '') {
     // kube-apiserver's ValidatePatchOptions: a 422 on PatchOptions, before the object is looked up.
-    throw invalid('meta.k8s.io', 'PatchOptions', '', [{ reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }])
+    throw invalid('meta.orch.io', 'PatchOptions', '', [{ reason: 'FieldValueRequired', field: 'fieldManager', message: 'Required value: is required for apply patch' }])
   }
   const { config, duplicates } = decodeApplyYaml(body, ctx)
   const result = await call.handler.apply(ctx, call.info.namespace, call.info.name, config, force, call.subresource, duplicates)

@@ -11,9 +11,9 @@ export type WriteOptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions
 
 const OPTIONS_BY_METHOD: Record<string, WriteOptionsKind> = { POST: 'CreateOptions', PUT: 'UpdateOptions', PATCH: 'PatchOptions', DELETE: 'DeleteOptions' }
 
-/** Invalid write options are 422 `CreateOptions.meta.k8s.io "" is invalid: ...`, as kube-apiserver validates them. */
+/** Invalid write options are 422 `CreateOptions.meta.orch.io "" is invalid: ...`, as kube-apiserver validates them. */
 function invalidOption (kind: WriteOptionsKind, field: string, reason: string, message: string): never {
-  throw invalid('meta.k8s.io', kind, '', [{ reason, field, message }])
+  throw invalid('meta.orch.io', kind, '', [{ reason, field, message }])
 }
 
 function unsupported (kind: WriteOptionsKind, field: string, value: string, supported: string[]): never {

@@ -10,6 +10,8 @@ import { FieldManager } from './apply/field-manager.js'
 import { mergeTypeOf } from './apply/schema-types.js'
 import { RecentNoopApplies } from './apply/recent-noops.js'
 import type { MutatingAdmission, WriteAdmission } from './admission.js'
+import { conversionOf, type Conversion } from './conversions/index.js'
+import type { Obj } from './object-meta.js'
 
 export interface Clock { now(): number }
 export const systemClock: Clock = { now: () => Date.now() }
@@ -31,6 +33,8 @@ export interface ResourceCore {
   /** apiVersion of the served version, and of the stored bytes. */
   apiVersion: string
   storedApiVersion: string
+  /** Converts an object between the served and the stored version (registry/conversions/). */
+  convert: Conversion
   fields: Record<string, FieldGetter>
   /** Longest wait for the store to reach a requested revision before 504. */
   revisionWaitMs: number
@@ -44,9 +48,13 @@ export interface ResourceCore {
   fieldManager: FieldManager
   /** Applies found to change nothing, so their repeats skip the merge. */
   noopApplies: RecentNoopApplies
+  /** The WatchList feature gate: watches may ask for sendInitialEvents (alpha in v1.29, off by default). */
+  watchList?: boolean
+  /** The upstream group names are served too: the initial-events-end bookmark carries Kubernetes' annotation as well. */
+  upstreamAliases?: boolean
 }
 
-export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'fields' | 'fieldManager' | 'noopApplies'>): ResourceCore {
+export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'convert' | 'fields' | 'fieldManager' | 'noopApplies'>): ResourceCore {
   const gv = (v: string): string => p.def.group === '' ? v : `${p.def.group}/${v}`
   const storageGroup = p.def.storageGroup ?? p.def.group
   return {
@@ -61,6 +69,7 @@ export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApi
     qr: { group: p.def.group, resource: p.def.plural },
     apiVersion: gv(p.def.version),
     storedApiVersion: storageGroup === '' ? p.def.storageVersion : `${storageGroup}/${p.def.storageVersion}`,
+    convert: conversionOf(p.def),
     fields: { ...METADATA_FIELDS, ...(p.strategy.fieldLabels ?? {}) }
   }
 }
@@ -90,9 +99,17 @@ export async function waitForRevision (core: ResourceCore, rev: number): Promise
 /** Bytes as served at this handler's version (stored bytes untouched unless the version differs). */
 export function servedBytes (core: ResourceCore, bytes: Buffer): Buffer {
   if (core.apiVersion === core.storedApiVersion) return bytes
-  const obj = parseJson(bytes)
-  obj.apiVersion = core.apiVersion
-  return Buffer.from(JSON.stringify(obj))
+  return Buffer.from(JSON.stringify(core.convert(parseJson(bytes), core.apiVersion)))
+}
+
+/** A stored object as served at this handler's version (the same object when the versions agree). */
+export function servedObject (core: ResourceCore, stored: Obj): Obj {
+  return core.apiVersion === core.storedApiVersion ? stored : core.convert(stored, core.apiVersion)
+}
+
+/** A served object in the stored version (the same object when the versions agree). */
+export function storedObject (core: ResourceCore, served: Obj): Obj {
+  return core.apiVersion === core.storedApiVersion ? served : core.convert(served, core.storedApiVersion)
 }
 
 /** A result whose parsed object is made only when asked for. */

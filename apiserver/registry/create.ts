@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { alreadyExists, badRequest } from '../errors/status-error.js'
 import { isStorageError } from '../storage/store.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
-import { managerOf, servedBytes, type ResourceCore } from './core.js'
+import { managerOf, servedBytes, servedObject, storedObject, type ResourceCore } from './core.js'
 import { toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
 import { canonical, generatedName, metaOf, randomSuffix, revisionEncoder, rfc3339, tracksGeneration, type Obj } from './object-meta.js'
@@ -59,7 +59,7 @@ export async function createObject (core: ResourceCore, ctx: RequestContext, nam
 
 async function writeNew (core: ResourceCore, ctx: RequestContext, obj: Obj, generate: boolean): Promise<ObjectResult> {
   for (let attempt = 1; ; attempt++) {
-    const stored = canonical(obj, core.storedApiVersion, core.def.kind)
+    const stored = canonical(storedObject(core, obj), core.storedApiVersion, core.def.kind)
     const meta = metaOf(stored)
     const name = meta.name as string
     const key = objectKey(core.def, meta.namespace ?? '', name)
@@ -67,8 +67,8 @@ async function writeNew (core: ResourceCore, ctx: RequestContext, obj: Obj, gene
       if (ctx.dryRun) {
         if (await core.store.get(key) !== undefined) throw alreadyExists(core.qr, name)
         delete meta.resourceVersion
-        stored.apiVersion = core.apiVersion
-        return { bytes: Buffer.from(JSON.stringify(stored)), object: stored }
+        const served = servedObject(core, stored)
+        return { bytes: Buffer.from(JSON.stringify(served)), object: served }
       }
       let bytes: Buffer | undefined
       await core.store.create(key, revisionEncoder(stored, b => { bytes = b }))
@@ -87,7 +87,6 @@ async function writeNew (core: ResourceCore, ctx: RequestContext, obj: Obj, gene
 /** The result of a write: stored bytes (converted to the served version if needed) and the object. */
 export function finish (core: ResourceCore, stored: Obj, bytes: Buffer): ObjectResult {
   if (core.apiVersion === core.storedApiVersion) return { bytes, object: stored }
-  stored.apiVersion = core.apiVersion
-  return { bytes: servedBytes(core, bytes), object: stored }
+  return { bytes: servedBytes(core, bytes), object: servedObject(core, stored) }
 }
 

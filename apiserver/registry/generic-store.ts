@@ -36,6 +36,10 @@ export interface GenericStoreOptions {
   mutating?: MutatingAdmission
   bookmarkIntervalMs?: number
   maxPendingEvents?: number
+  /** The WatchList feature gate (sendInitialEvents). */
+  watchList?: boolean
+  /** The upstream group names are served too (bookmarks carry both initial-events-end annotations). */
+  upstreamAliases?: boolean
 }
 
 export class GenericStore implements ResourceHandler {
@@ -54,7 +58,9 @@ export class GenericStore implements ResourceHandler {
       revisionWaitMs: o.revisionWaitMs ?? 3000,
       admitNamespace: o.admitNamespace,
       admission: o.admission,
-      mutating: o.mutating
+      mutating: o.mutating,
+      watchList: o.watchList,
+      upstreamAliases: o.upstreamAliases
     })
     const core = this.core
     this.hub = new WatchHub({

@@ -76,17 +76,18 @@ t.test('default, orch-system and orch-public may not be deleted', async t => {
   }
 })
 
-t.test('a namespace carries the immutable orch.io/metadata.name label and no generation', async t => {
+t.test('a namespace carries the immutable orch.io/metadata.name and kubernetes.io/metadata.name labels and no generation', async t => {
   const n = await nss.create(ctx(), '', body({ metadata: { name: 'labelled', labels: { team: 'a' } } }))
   const meta = n.object.metadata as any
-  t.same(meta.labels, { team: 'a', 'orch.io/metadata.name': 'labelled' })
+  t.same(meta.labels, { team: 'a', 'orch.io/metadata.name': 'labelled', 'kubernetes.io/metadata.name': 'labelled' })
   t.equal(meta.generation, undefined)
   const u = await nss.update(ctx(), '', 'labelled', body({ ...n.object, metadata: { ...meta, labels: { 'orch.io/metadata.name': 'other' } } }))
-  t.same((u.object.metadata as any).labels, { 'orch.io/metadata.name': 'labelled' }, 'restored on update')
+  t.same((u.object.metadata as any).labels, { 'orch.io/metadata.name': 'labelled', 'kubernetes.io/metadata.name': 'labelled' }, 'restored on update')
   t.equal((u.object.metadata as any).generation, undefined)
   const g = await nss.create(ctx(), '', body({ metadata: { generateName: 'gen-' } }))
   const gm = g.object.metadata as any
   t.equal(gm.labels['orch.io/metadata.name'], gm.name, 'generated names are labelled too')
+  t.equal(gm.labels['kubernetes.io/metadata.name'], gm.name)
 })
 
 t.test('without the upstream names only orch\'s initial namespaces are made', async t => {

@@ -21,6 +21,8 @@ const NAMESPACES = { group: '', plural: 'namespaces', namespaced: false }
 const NAMESPACES_QR = { group: '', resource: 'namespaces' }
 /** The immutable label naming a namespace (Kubernetes: kubernetes.io/metadata.name), set on create and update. */
 export const NAMESPACE_NAME_LABEL = 'orch.io/metadata.name'
+/** The same label under Kubernetes' prefix, which standard manifests select on (NetworkPolicy namespaceSelectors). */
+export const UPSTREAM_NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name'
 
 interface NamespaceSpec { finalizers?: string[] }
 const specOf = (obj: Obj): NamespaceSpec => (obj.spec ??= {}) as NamespaceSpec
@@ -28,7 +30,7 @@ const specOf = (obj: Obj): NamespaceSpec => (obj.spec ??= {}) as NamespaceSpec
 function labelName (obj: Obj): void {
   const meta = metaOf(obj)
   if (meta.name === undefined || meta.name === '') return
-  meta.labels = { ...(meta.labels ?? {}), [NAMESPACE_NAME_LABEL]: meta.name }
+  meta.labels = { ...(meta.labels ?? {}), [NAMESPACE_NAME_LABEL]: meta.name, [UPSTREAM_NAMESPACE_NAME_LABEL]: meta.name }
 }
 
 export const namespaceStrategy: Strategy = {

@@ -85,6 +85,8 @@ export interface RegistryOptions {
   webhookExpressions?: ExpressionEvaluator
   /** Compiles ValidatingAdmissionPolicy expressions when policies are written (the sandbox pool). */
   policyExpressions?: ExpressionEvaluator
+  /** The WatchList feature gate: without it a watch's sendInitialEvents answers 422 (default off, as in v1.29). */
+  watchList?: boolean
 }
 
 export interface OrchRegistry extends Registry {
@@ -120,7 +122,9 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     bookmarkIntervalMs: o.bookmarkIntervalMs,
     admitNamespace: def.namespaced && !(o.disabledAdmission ?? []).includes('NamespaceLifecycle') ? namespaceAdmission(o.store, { group: def.group, resource: def.plural }) : undefined,
     admission,
-    mutating
+    mutating,
+    watchList: o.watchList,
+    upstreamAliases: o.upstreamAliases !== false
   })
 
   const priorityClassStore = (): GenericStore | undefined => handlers.get(keyOf('scheduling.orch.io', 'v1', 'priorityclasses'))
@@ -152,7 +156,10 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     ? []
     : builtins.flatMap(def => {
       const upstream = upstreamGroup(def.group)
-      return upstream === undefined ? [] : [{ ...def, group: upstream, storageGroup: def.group }]
+      if (upstream === undefined) return []
+      const alias: ResourceDefinition = { ...def, group: upstream, storageGroup: def.storageGroup ?? def.group }
+      if (def.deprecated !== undefined) alias.deprecated = { ...def.deprecated, warning: def.deprecated.warning.replaceAll(def.group, upstream) }
+      return [alias]
     })
   if (aliases.length > 0) {
     builtins = builtins.map(def => upstreamGroup(def.group) === undefined ? def : { ...def, shortNames: [], categories: [] })

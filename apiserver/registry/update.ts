@@ -5,7 +5,7 @@
 import { badRequest, conflict, invalid, notFound, type StatusCause } from '../errors/status-error.js'
 import { isStorageError, type KeyValue } from '../storage/store.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
-import { managerOf, type ResourceCore } from './core.js'
+import { managerOf, servedBytes, servedObject, storedObject, type ResourceCore } from './core.js'
 import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
 import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, tracksGeneration, type Obj } from './object-meta.js'
@@ -53,7 +53,7 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
       throw notFound(core.qr, name)
     }
     if (wantRv !== undefined && wantRv !== String(cur.modRevision)) throw conflict(core.qr, name, CONFLICT_MESSAGE)
-    const old = parseJson(cur.value)
+    const old = servedObject(core, parseJson(cur.value))
     // An approval write starts like a status write; the strategy keeps only its conditions (strategies/csr.ts).
     const next = subresource === 'status' || subresource === 'approval' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
     if (subresource === 'status' && opts.tracked === true) metaOf(next).managedFields = metaOf(sent).managedFields
@@ -130,7 +130,7 @@ function immutable (field: string, value: unknown): StatusCause {
 
 /** Writes `next` over `cur` (skipped when nothing changed), then completes a finalized deletion. */
 async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string, next: Obj, cur: KeyValue): Promise<ObjectResult> {
-  const stored = canonical(next, core.storedApiVersion, core.def.kind)
+  const stored = canonical(storedObject(core, next), core.storedApiVersion, core.def.kind)
   metaOf(stored).resourceVersion = String(cur.modRevision)
   const same = Buffer.from(JSON.stringify(stored))
   if (same.equals(cur.value)) {
@@ -162,8 +162,8 @@ export async function updateInternal (core: ResourceCore, ctx: RequestContext, n
   for (let attempt = 1; attempt <= UNCONDITIONAL_RETRIES; attempt++) {
     const cur = await core.store.get(key)
     if (cur === undefined) return undefined
-    const obj = parseJson(cur.value)
-    if (!mutate(obj)) return { bytes: cur.value, object: obj }
+    const obj = servedObject(core, parseJson(cur.value))
+    if (!mutate(obj)) return { bytes: servedBytes(core, cur.value), object: obj }
     try {
       return await updateObject(core, ctx, namespace, name, { object: obj, duplicateFields: [] }, subresource, { internal: true })
     } catch (err) {

@@ -81,10 +81,17 @@ export function addedEvent (bytes: Buffer, revision: number, key: string): HubEv
   return new HubEvent('ADDED', bytes, revision, key)
 }
 
-/** BOOKMARK: an object of the kind carrying only resourceVersion (and the initial-events-end annotation). */
-export function bookmarkEvent (apiVersion: string, kind: string, revision: number, initialEventsEnd = false): HubEvent {
+/**
+ * BOOKMARK: an object of the kind carrying only resourceVersion, and for the end of a watch's initial events the
+ * `orch.io/initial-events-end` annotation (spec §4.8), with Kubernetes' `k8s.io/initial-events-end` too ('both').
+ */
+export function bookmarkEvent (apiVersion: string, kind: string, revision: number, initialEventsEnd: false | 'orch' | 'both' = false): HubEvent {
   const metadata: Obj = { resourceVersion: String(revision) }
-  if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' }
+  if (initialEventsEnd !== false) {
+    metadata.annotations = initialEventsEnd === 'both'
+      ? { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' }
+      : { 'orch.io/initial-events-end': 'true' }
+  }
   return new HubEvent('BOOKMARK', Buffer.from(JSON.stringify({ kind, apiVersion, metadata })), revision, '')
 }
 

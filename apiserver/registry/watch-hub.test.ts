@@ -8,7 +8,7 @@ import type { WatchBatch } from './watch-batch.js'
 let fx: Fixture
 let cms: GenericStore
 t.beforeEach(async () => {
-  fx = await openFixture({ bookmarkIntervalMs: 50 })
+  fx = await openFixture({ bookmarkIntervalMs: 50, watchList: true })
   cms = fx.registry.store('', 'v1', 'configmaps')!
 })
 t.afterEach(async () => { await fx.close() })
@@ -89,7 +89,7 @@ t.test('a watch without resourceVersion starts with synthetic ADDED; sendInitial
   await streaming.waitFor(3)
   const evs = streaming.events()
   t.equal(evs[2].type, 'BOOKMARK')
-  t.same(evs[2].object.metadata.annotations, { 'k8s.io/initial-events-end': 'true' })
+  t.same(evs[2].object.metadata.annotations, { 'orch.io/initial-events-end': 'true', 'k8s.io/initial-events-end': 'true' })
   t.equal(evs[2].object.metadata.resourceVersion, String(fx.store.currentRevision()))
   await cms.create(ctx(), 'default', body(cm('e3')))
   await plain.waitFor(3)
@@ -256,4 +256,20 @@ t.test('a bookmark queued after shared events follows them in the same watcher\'
   const types = sink.events().map(e => e.type)
   t.equal(types[0], 'ADDED')
   t.equal(types.indexOf('BOOKMARK') > 0, true)
+})
+
+t.test('without the WatchList gate sendInitialEvents is 422 naming meta.orch.io; without aliases the bookmark carries only orch.io', async t => {
+  const off = await openFixture()
+  t.teardown(() => off.close())
+  const err = await off.registry.store('', 'v1', 'configmaps')!.watch(ctx(), 'default',
+    { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true }, jsonEncoder, new RecordingSink()).then(() => undefined, e => e)
+  t.equal(err?.code, 422)
+  t.equal(err?.message, 'ListOptions.meta.orch.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled')
+  const plain = await openFixture({ watchList: true, upstreamAliases: false })
+  t.teardown(() => plain.close())
+  const sink = new RecordingSink()
+  await plain.registry.store('', 'v1', 'configmaps')!.watch(ctx(), 'default',
+    { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true }, jsonEncoder, sink)
+  await sink.waitFor(1)
+  t.same(sink.events()[0].object.metadata.annotations, { 'orch.io/initial-events-end': 'true' })
 })

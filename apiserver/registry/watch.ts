@@ -1,6 +1,6 @@
 // WATCH entry: query rules (spec 4.6/4.8), initial synthetic ADDED events and the initial-events-end bookmark, then the hub.
 
-import { badRequest, resourceVersionTooOld } from '../errors/status-error.js'
+import { badRequest, invalid, resourceVersionTooOld } from '../errors/status-error.js'
 import type { WatchEncoder, WatchQuery, WatchSink, WatchSubscription } from './types.js'
 import { parseResourceVersion, servedBytes, waitForRevision, type ResourceCore } from './core.js'
 import { namespacePrefix, objectKey } from './keys.js'
@@ -11,7 +11,10 @@ import { scanPrefix } from './list.js'
 import { addedEvent, bookmarkEvent } from './watch-events.js'
 import type { WatchHub, WatcherSpec } from './watch-hub.js'
 
-function checkQuery (q: WatchQuery): void {
+function checkQuery (core: ResourceCore, q: WatchQuery): void {
+  if (q.sendInitialEvents !== undefined && core.watchList !== true) {
+    throw invalid('meta.orch.io', 'ListOptions', '', [{ reason: 'FieldValueForbidden', field: 'sendInitialEvents', message: 'Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled' }])
+  }
   if (q.sendInitialEvents === true) {
     if (q.resourceVersionMatch !== 'NotOlderThan') throw badRequest('sendInitialEvents requires setting resourceVersionMatch to NotOlderThan')
     if (q.allowWatchBookmarks !== true) throw badRequest('sendInitialEvents requires setting allowWatchBookmarks to true')
@@ -25,7 +28,7 @@ function checkQuery (q: WatchQuery): void {
 /** Starts a watch of one namespace ('' = all) or, with `q.name`, of one object. */
 export async function watchObjects (core: ResourceCore, hub: WatchHub, namespace: string, q: WatchQuery,
   encoder: WatchEncoder, sink: WatchSink): Promise<WatchSubscription> {
-  checkQuery(q)
+  checkQuery(core, q)
   const rv = parseResourceVersion(q.resourceVersion)
   const selector = q.labelSelector || q.fieldSelector ? compileSelector(q.labelSelector, q.fieldSelector, core.fields) : undefined
   const spec: WatcherSpec = {
@@ -49,7 +52,7 @@ export async function watchObjects (core: ResourceCore, hub: WatchHub, namespace
   hub.ensureStarted()
   const { chunks, revision } = await initialEvents(core, spec, scanPrefix(core, namespace, q.fieldSelector))
   if (q.sendInitialEvents === true && spec.allowBookmarks) {
-    chunks.push(bookmarkEvent(core.apiVersion, core.def.kind, revision, true).encode(encoder))
+    chunks.push(bookmarkEvent(core.apiVersion, core.def.kind, revision, core.upstreamAliases === true ? 'both' : 'orch').encode(encoder))
   }
   return hub.subscribe(spec, revision, chunks)
 }

@@ -134,6 +134,12 @@ export interface ResourceDefinition {
    * `orch.io/deprecated` in the audit log, and `warning` is the text clients are warned with.
    */
   deprecated?: { warning: string; removedRelease?: string }
+  /**
+   * How objects convert between this version and the stored one when they differ by more than apiVersion (named
+   * converters in registry/conversions/): `hpa` autoscaling v1<->v2, `event` events.k8s.io v1<->core v1, `flowcontrol`
+   * v1beta3<->v1. Absent = only apiVersion changes.
+   */
+  conversion?: 'hpa' | 'event' | 'flowcontrol'
 }
 
 /** A field-level validation error; becomes one `details.causes` entry of a 422. */

@@ -8,48 +8,10 @@
 import derived from './definitions.json' with { type: 'json' }
 import { builtinOverlay, type SchemaOverlay } from './defaults.js'
 import { referencedDefinitions } from '../resolve.js'
-import type { PrinterColumn, ResourceDefinition, ScaleSubresource, SchemaDefinitions, StructuralSchema } from '../types.js'
-
-interface KindEntry {
-  group: string
-  version: string
-  kind: string
-  plural: string
-  /** orch definition name of the kind's schema. */
-  schema: string
-  namespaced: boolean
-  shortNames?: string[]
-  categories?: string[]
-  status?: boolean
-  /** The certificates API's approval subresource. */
-  approval?: boolean
-  scale?: ScaleSubresource
-  printerColumns?: PrinterColumn[]
-  strategy?: string
-  allowCreateOnUpdate?: boolean
-  nameValidation?: NonNullable<ResourceDefinition['nameValidation']>
-  /** Objects carry metadata.generation (ResourceDefinition.tracksGeneration). */
-  generation?: boolean
-  /** Create-only, never stored (ResourceDefinition.virtual): served by registry/reviews/. */
-  virtual?: boolean
-}
-
-const allVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
-const replicasScale: ScaleSubresource = {
-  specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.spec.selector',
-}
-const col = (name: string, jsonPath: string, type: PrinterColumn['type'] = 'string', priority = 0): PrinterColumn =>
-  priority === 0 ? { name, type, jsonPath } : { name, type, jsonPath, priority }
-
-/** A column Kubernetes computes in code; `printer` names it in apiserver/endpoints/printers.ts. */
-const computed = (name: string, printer: string, type: PrinterColumn['type'] = 'string', priority = 0): PrinterColumn =>
-  ({ ...col(name, '', type, priority), printer })
-const age = col('Age', '.metadata.creationTimestamp', 'date')
-/** Name as an explicit column: the list is then the whole table (see apiserver/endpoints/table.ts). */
-const nameWide: PrinterColumn = { name: 'Name', type: 'string', format: 'name', jsonPath: '.metadata.name', priority: 1 }
-/** The wide Containers/Images(/Selector) columns of the workload printers. */
-const template = (selector = true): PrinterColumn[] => [computed('Containers', 'templateContainers', 'string', 1),
-  computed('Images', 'templateImages', 'string', 1), ...(selector ? [computed('Selector', 'templateSelector', 'string', 1)] : [])]
+import type { PrinterColumn, ResourceDefinition, SchemaDefinitions, StructuralSchema } from '../types.js'
+import { age, allVerbs, col, computed, nameWide, replicasScale, template, type KindEntry } from './kind-entry.js'
+import { moreEntries } from './catalog-groups.js'
+import { emptyRuntimeConfig, isServed, type RuntimeConfig } from './runtime-config.js'
 
 /** Role, ClusterRole, RoleBinding, ClusterRoleBinding: names are path segments; kubectl's RBAC printer columns. */
 function rbacEntries (): KindEntry[] {
@@ -249,29 +211,49 @@ function build (e: KindEntry, defs: SchemaDefinitions): ResourceDefinition {
     shortNames: [...(e.shortNames ?? [])],
     categories: [...(e.categories ?? [])],
     namespaced: e.namespaced,
-    verbs: e.virtual === true ? ['create'] : [...allVerbs],
+    verbs: e.virtual === true ? ['create'] : [...(e.verbs ?? allVerbs)],
     subresources,
     schema,
     definitions,
     printerColumns: (e.printerColumns ?? []).map((c) => ({ ...c })),
-    storageVersion: e.version,
+    storageVersion: e.storedAs?.version ?? e.version,
     allowCreateOnUpdate: e.allowCreateOnUpdate ?? false,
     nameValidation: e.nameValidation ?? 'subdomain',
   }
   if (e.strategy !== undefined) def.strategy = e.strategy
   if (e.generation === true) def.tracksGeneration = true
   if (e.virtual === true) def.virtual = true
+  if (e.storedAs !== undefined && e.storedAs.group !== e.group) def.storageGroup = e.storedAs.group
+  if (e.conversion !== undefined) def.conversion = e.conversion
+  if (e.deprecated !== undefined) def.deprecated = deprecation(e, e.deprecated)
   if (returnsDeletedObject.has(`${e.group}/${e.plural}`)) def.returnDeletedObject = true
   return def
 }
 
+/** Kubernetes' deprecation warning: `<group/version> <Kind> is deprecated in v1.29+, unavailable in v1.32+; use <replacement> <Kind>`. */
+function deprecation (e: KindEntry, d: NonNullable<KindEntry['deprecated']>): NonNullable<ResourceDefinition['deprecated']> {
+  const gv = e.group === '' ? e.version : `${e.group}/${e.version}`
+  return {
+    warning: `${gv} ${e.kind} is deprecated in ${d.deprecatedIn}+, unavailable in ${d.removedIn}+; use ${d.replacement} ${e.kind}`,
+    removedRelease: d.removedIn.replace(/^v/, '')
+  }
+}
+
+/** Every catalog entry, served by default or not. */
+const allEntries = (): KindEntry[] => [...entries, ...moreEntries()]
+
+/** The group versions the catalog knows (`v1` for the core group), for --runtime-config. */
+export function builtinGroupVersions (): Set<string> {
+  return new Set(allEntries().map(e => e.group === '' ? e.version : `${e.group}/${e.version}`))
+}
+
 /**
- * Every served built-in kind, freshly built on each call (callers may mutate what they get). Within one
- * call, kinds share their definition objects (a Deployment's and a Pod's PodSpec are one object).
+ * Every served built-in kind (those --runtime-config leaves on), freshly built on each call (callers may mutate what
+ * they get). Within one call, kinds share their definition objects (a Deployment's and a Pod's PodSpec are one object).
  */
-export function builtinDefinitions (): ResourceDefinition[] {
+export function builtinDefinitions (runtimeConfig: RuntimeConfig = emptyRuntimeConfig): ResourceDefinition[] {
   const defs = builtinSchemaDefinitions()
-  return entries.map((e) => build(e, defs))
+  return allEntries().filter(e => isServed(runtimeConfig, e)).map((e) => build(e, defs))
 }
 
 /** Fresh copies of the named derived definitions and everything they reference (no overlay). */

@@ -99,6 +99,14 @@ export function builtinOverlay (): SchemaOverlay {
       successfulJobsHistoryLimit: { default: 3 },
       failedJobsHistoryLimit: { default: 1 },
     },
+    // v1 defaults the shares only when unspecified; an explicit 0 stays 0 (spec §9.4). v1beta3's rule is in its conversion.
+    ['io.orch.api.flowcontrol.v1.LimitedPriorityLevelConfiguration']: { nominalConcurrencyShares: { default: 30 } },
+    ['io.orch.api.autoscaling.v1.HorizontalPodAutoscalerSpec']: { minReplicas: { default: 1 } },
+    ['io.orch.api.autoscaling.v2.HorizontalPodAutoscalerSpec']: { minReplicas: { default: 1 } },
+    ['io.orch.api.storage.v1.StorageClass']: {
+      reclaimPolicy: { default: 'Delete', enum: ['Delete', 'Recycle', 'Retain'] },
+      volumeBindingMode: { default: 'Immediate', enum: ['Immediate', 'WaitForFirstConsumer'] },
+    },
     ['io.orch.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec']: {
       conversion: { default: { strategy: 'None' } },
     },
