@@ -195,8 +195,9 @@ export class EtcdStore implements Store {
 
   /** Runs one guarded write after the ones before it. */
   private write (spec: WriteSpec): Promise<Msg> {
+    // Refused at the call once closing began; a write queued before close() still commits (close waits for it).
+    if (this.closed) return Promise.reject(new StorageError('StoreClosed', 'the store is closed', spec.key))
     const run = async (): Promise<Msg> => {
-      if (this.closed) throw new StorageError('StoreClosed', 'the store is closed', spec.key)
       try {
         return await this.guardedTxn(spec)
       } catch (err) {
