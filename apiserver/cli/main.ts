@@ -10,6 +10,7 @@ import { AUDIT_FLAGS, auditOptions } from './audit-flags.js'
 import { ADMISSION_FLAGS, parseAdmissionFlags } from './admission-flags.js'
 import { AUTHN_CONFIG_FLAGS, authnConfigOptions } from './authn-config-flags.js'
 import { LOGGING_FLAGS, levelFromFlags, loggerFromFlags } from './logging-flags.js'
+import { ETCD_FLAGS, etcdOptions } from './etcd-flags.js'
 import { createFeatureGates, FeatureGateError, parseFeatureGateList, type FeatureGates } from '../featuregate/featuregate.js'
 
 const SERVE_FLAGS: FlagSpec[] = [
@@ -28,7 +29,8 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'storage-quota-bytes', kind: 'int', help: 'most bytes the store may use (as etcd\'s --quota-backend-bytes); beyond, writes other than deletes answer 507; 0 for no quota beyond the disk', default: 0 },
   { name: 'storage-reserve-bytes', kind: 'int', help: 'bytes kept free on the store\'s file system for deletes, compaction and bookkeeping', default: 1048576 },
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
-  { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false }
+  { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false },
+  ...ETCD_FLAGS
 ]
 
 const NODE_FLAGS: FlagSpec[] = [
@@ -212,7 +214,8 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
             quotaBytes: flags['storage-quota-bytes'] as number,
             reserveBytes: flags['storage-reserve-bytes'] as number,
             readyzFailOnFull: flags['readyz-fail-on-storage-full'] as boolean
-          }
+          },
+          etcd: etcdOptions(flags)
         })
       }
       case 'controller-manager':
