@@ -12,6 +12,7 @@ import { AUTHN_CONFIG_FLAGS, authnConfigOptions } from './authn-config-flags.js'
 import { LOGGING_FLAGS, levelFromFlags, loggerFromFlags } from './logging-flags.js'
 import { loadTracingConfig, type TracingSettings } from '../tracing/config.js'
 import { loadEgressSelectorConfig } from '../egress/config.js'
+import { ETCD_FLAGS, etcdOptions } from './etcd-flags.js'
 import { createFeatureGates, FeatureGateError, parseFeatureGateList, type FeatureGates } from '../featuregate/featuregate.js'
 
 const SERVE_FLAGS: FlagSpec[] = [
@@ -33,7 +34,8 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
   { name: 'tracing-config-file', kind: 'string', help: 'TracingConfiguration file: export a span per request over OTLP/gRPC (needs the APIServerTracing gate, on by default)' },
   { name: 'egress-selector-config-file', kind: 'string', help: 'EgressSelectorConfiguration file: route outbound connections (cluster: webhooks and orchlets) directly or through an HTTP CONNECT proxy' },
-  { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false }
+  { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false },
+  ...ETCD_FLAGS
 ]
 
 const NODE_FLAGS: FlagSpec[] = [
@@ -228,7 +230,8 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
             quotaBytes: flags['storage-quota-bytes'] as number,
             reserveBytes: flags['storage-reserve-bytes'] as number,
             readyzFailOnFull: flags['readyz-fail-on-storage-full'] as boolean
-          }
+          },
+          etcd: etcdOptions(flags)
         })
       }
       case 'controller-manager':

@@ -7,6 +7,8 @@ import type { Logger } from 'pino'
 import { createApiServer, type ApiServer, type ApiServerOptions } from '../server.js'
 import { createRegistry } from '../registry/registry.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
+import { openEtcdBackend } from './etcd-backend.js'
+import type { EtcdOptions } from './etcd-flags.js'
 import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js'
 import type { Store } from '../storage/store.js'
 import type { Registry } from '../registry/types.js'
@@ -89,6 +91,8 @@ export interface UpOptions {
   egress?: EgressSettings
   /** --audit-policy-file, --audit-log-* (audit-flags.ts); no auditing without. */
   audit?: AuditOptions
+  /** --etcd-servers & co.: store in etcd instead of LMDB in DIR/store. */
+  etcd?: EtcdOptions
 }
 
 /** The controller manager and the scheduler on one set of informers, talking to the registry in process. */
@@ -141,7 +145,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = await openLmdbStore({
+  const store: Store = o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger) : await openLmdbStore({
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,

@@ -40,6 +40,7 @@ export function toStatusError (err: unknown, c: ErrorContext): StatusError {
     case 'FutureRevision': return tooLargeResourceVersion(c.requested ?? 0, err.revision ?? 0)
     case 'StoreClosed': return serviceUnavailable('the storage is shutting down')
     case 'NoSpace': return insufficientStorage(err.message)
+    case 'Unavailable': return serviceUnavailable(err.message)
     default: return internalError(err)
   }
 }

@@ -136,6 +136,8 @@ export type StorageErrorCode =
   | 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'StoreClosed' | 'Internal'
   /** The store or its file system is full (or at its quota): the write was refused, nothing was written. */
   | 'NoSpace'
+  /** A remote store (etcd) could not be reached or did not answer in time; the outcome of a write is unknown. */
+  | 'Unavailable'
 
 /** The one storage error; translated to API errors at one seam (registry/storage-errors.ts). */
 export class StorageError extends Error {

@@ -1,0 +1,287 @@
+// The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as guarded Txns.
+import { StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
+import { EtcdClient, type EtcdTls } from './etcd-client.js'
+import type { Msg } from './etcd-proto.js'
+import { EtcdWatch } from './etcd-watch.js'
+import { isCompactedError, isFutureError, toStorageError } from './errors.js'
+import { GUARD_KEY, KeySpace } from './keys.js'
+
+export interface EtcdStoreOptions {
+  endpoints: string[]
+  /** `--etcd-prefix`: every key lives below it (default "/registry"). */
+  prefix?: string
+  tls?: EtcdTls
+  callTimeoutMs?: number
+  log?: (msg: string) => void
+}
+
+/** What one guarded write does: the request ops, given the revision it will commit at, and how a refusal reads. */
+interface WriteSpec {
+  key: string
+  compare: Msg[]
+  success: (revision: Revision) => Msg[]
+  /** The key's live kv (or undefined) explains why the key compare failed. */
+  refused: (live: Msg | undefined) => StorageError
+}
+
+export class EtcdStore implements Store {
+  private readonly client: EtcdClient
+  private readonly keys: KeySpace
+  private readonly log: (msg: string) => void
+  private rev: Revision = 0
+  private compacted: Revision = 0
+  /** mod_revision of the guard key as last seen; a write commits at guard + 1. */
+  private guard: Revision = 0
+  /** Writes run one at a time (each needs the guard revision the previous one left). */
+  private queue: Promise<unknown> = Promise.resolve()
+  private readonly watches = new Set<EtcdWatch>()
+  private closed = false
+
+  private constructor (opts: EtcdStoreOptions) {
+    this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs })
+    this.keys = new KeySpace(opts.prefix ?? '/registry')
+    this.log = opts.log ?? (() => {})
+  }
+
+  /** Connects, learns the current and compacted revisions and aligns the revision guard. */
+  static async open (opts: EtcdStoreOptions): Promise<EtcdStore> {
+    const s = new EtcdStore(opts)
+    try {
+      await s.syncGuard()
+      s.compacted = await s.probeCompacted()
+    } catch (err) {
+      s.client.close()
+      throw toStorageError(err, 'open')
+    }
+    return s
+  }
+
+  get endpoints (): string[] { return this.client.endpoints }
+  currentRevision (): Revision { return this.rev }
+  compactedRevision (): Revision { return this.compacted }
+
+  async get (key: string, opts: { revision?: Revision } = {}): Promise<KeyValue | undefined> {
+    const res = await this.range({ key: this.keys.key(key), revision: opts.revision ?? 0 }, opts.revision, key)
+    return res.kvs.length > 0 ? this.keys.kv(res.kvs[0]) : undefined
+  }
+
+  async list (prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    const { key, rangeEnd } = this.keys.range(prefix)
+    const start = opts.startKey !== undefined && opts.startKey > prefix ? this.keys.key(opts.startKey) : key
+    const revision = opts.revision ?? this.rev
+    const res = await this.range({ key: start, rangeEnd, revision, limit: opts.limit ?? 0 }, opts.revision)
+    const items = (res.kvs as Msg[]).map(kv => this.keys.kv(kv))
+    return { items, revision: opts.revision ?? res.header.revision, remaining: Math.max(0, res.count - items.length) }
+  }
+
+  async count (prefix: string): Promise<number> {
+    const { key, rangeEnd } = this.keys.range(prefix)
+    return (await this.range({ key, rangeEnd, countOnly: true })).count
+  }
+
+  create (key: string, encode: Encoder): Promise<KeyValue> {
+    let value: Buffer = Buffer.alloc(0)
+    return this.write({
+      key,
+      compare: [{ key: this.keys.key(key), target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
+      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value } }] },
+      refused: () => new StorageError('KeyExists', `key ${key} already exists`, key)
+    }).then(res => ({ key, value, createRevision: res.header.revision, modRevision: res.header.revision }))
+  }
+
+  update (key: string, encode: Encoder, expectedModRevision?: Revision): Promise<KeyValue> {
+    let value: Buffer = Buffer.alloc(0)
+    return this.write({
+      key,
+      compare: this.expect(key, expectedModRevision),
+      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value, prevKv: true } }] },
+      refused: live => this.refusal(key, live)
+    }).then(res => ({ key, value, createRevision: res.responses[0].responsePut.prevKv.createRevision, modRevision: res.header.revision }))
+  }
+
+  delete (key: string, expectedModRevision?: Revision): Promise<KeyValue> {
+    return this.write({
+      key,
+      compare: this.expect(key, expectedModRevision),
+      success: () => [{ requestDeleteRange: { key: this.keys.key(key), prevKv: true } }],
+      refused: live => this.refusal(key, live)
+    }).then(res => ({ ...this.keys.kv(res.responses[0].responseDeleteRange.prevKvs[0]), modRevision: res.header.revision }))
+  }
+
+  watch (prefix: string, fromRevision: Revision, callbacks: WatchCallbacks): WatchHandle {
+    if (this.closed) {
+      queueMicrotask(() => callbacks.onError(new StorageError('StoreClosed', 'the store is closed')))
+      return { stop () {} }
+    }
+    const w: EtcdWatch = new EtcdWatch({
+      client: this.client,
+      keys: this.keys,
+      observe: rev => this.observe(rev),
+      compacted: rev => { if (rev > this.compacted) this.compacted = rev },
+      log: this.log
+    }, prefix, fromRevision, {
+      onEvents: evs => callbacks.onEvents(evs),
+      onError: err => { this.watches.delete(w); callbacks.onError(err) }
+    })
+    this.watches.add(w)
+    const stop = w.stop.bind(w)
+    return { stop: () => { this.watches.delete(w); stop() } }
+  }
+
+  /** etcd's Compact (physical, so it is done when this resolves); an older revision than the last one is a no-op. */
+  async compact (revision: Revision): Promise<void> {
+    if (revision <= this.compacted) return
+    try {
+      await this.client.call('KV', 'Compact', { revision, physical: true }, 60_000)
+    } catch (err) {
+      if (!isCompactedError(err)) throw toStorageError(err, 'compact')
+    }
+    this.compacted = Math.max(this.compacted, revision)
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.queue.catch(() => {})
+    for (const w of [...this.watches]) w.fail(new StorageError('StoreClosed', 'the store is closed'))
+    this.watches.clear()
+    this.client.close()
+  }
+
+  /** etcd keeps its own quota (`--quota-backend-bytes`) and answers NoSpace itself; there is no local file to watch. */
+  space (): SpaceStatus {
+    return {
+      full: false, path: this.client.endpoints.join(','), storeBytes: 0, inUseBytes: 0, freeBytes: 0, quotaBytes: 0,
+      reserveBytes: 0, message: `etcd at ${this.client.endpoints.join(',')}`
+    }
+  }
+
+  onSpaceChange (): () => void { return () => {} }
+
+  private observe (revision: Revision): void {
+    if (revision > this.rev) this.rev = revision
+  }
+
+  private expect (key: string, expectedModRevision?: Revision): Msg[] {
+    return expectedModRevision === undefined
+      ? [{ key: this.keys.key(key), target: 'VERSION', result: 'GREATER', version: 0 }]
+      : [{ key: this.keys.key(key), target: 'MOD', result: 'EQUAL', modRevision: expectedModRevision }]
+  }
+
+  private refusal (key: string, live: Msg | undefined): StorageError {
+    if (live === undefined) return new StorageError('NotFound', `key ${key} not found`, key)
+    return new StorageError('Conflict', `key ${key} was modified (now at revision ${String(live.modRevision)})`, key, live.modRevision)
+  }
+
+  /** A Range with revision errors mapped: compacted or future revisions carry the revision the registry reports. */
+  private async range (req: Msg, requested?: Revision, key?: string): Promise<Msg> {
+    if (this.closed) throw new StorageError('StoreClosed', 'the store is closed', key)
+    try {
+      const res = await this.client.call('KV', 'Range', req)
+      this.observe(res.header.revision)
+      return res
+    } catch (err) {
+      if (isCompactedError(err)) {
+        this.compacted = Math.max(this.compacted, await this.probeCompacted().catch(() => this.compacted))
+        throw new StorageError('Compacted', `revision ${requested ?? 0} has been compacted (at ${this.compacted})`, key, this.compacted)
+      }
+      if (isFutureError(err)) {
+        await this.syncRevision().catch(() => {})
+        throw new StorageError('FutureRevision', `revision ${requested ?? 0} is newer than the current revision ${this.rev}`, key, this.rev)
+      }
+      throw toStorageError(err, 'read', key)
+    }
+  }
+
+  /** Runs one guarded write after the ones before it. */
+  private write (spec: WriteSpec): Promise<Msg> {
+    // Refused at the call once closing began; a write queued before close() still commits (close waits for it).
+    if (this.closed) return Promise.reject(new StorageError('StoreClosed', 'the store is closed', spec.key))
+    const run = async (): Promise<Msg> => {
+      try {
+        return await this.guardedTxn(spec)
+      } catch (err) {
+        throw toStorageError(err, 'write', spec.key)
+      }
+    }
+    const p = this.queue.then(run, run)
+    this.queue = p.catch(() => {})
+    return p
+  }
+
+  /**
+   * The Txn compares the guard's mod_revision with the one last seen, so when it succeeds it committed at exactly
+   * guard + 1 — the revision the encoder was given. When the guard moved (another API server wrote), it retries with
+   * the new guard; when only the key compare failed, the key's state says which error it is.
+   */
+  private async guardedTxn (spec: WriteSpec): Promise<Msg> {
+    const etcdKey = this.keys.key(spec.key)
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const expected = this.guard + 1
+      const res = await this.client.call('KV', 'Txn', {
+        compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }, ...spec.compare],
+        success: [...spec.success(expected), { requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
+        failure: [{ requestRange: { key: GUARD_KEY } }, { requestRange: { key: etcdKey } }]
+      })
+      const rev: Revision = res.header.revision
+      this.observe(rev)
+      if (res.succeeded === true) {
+        this.guard = rev
+        if (rev !== expected) this.log(`etcd: a write outside orch moved the revision; ${spec.key} committed at ${rev}, encoded for ${expected}`)
+        return res
+      }
+      const guardMod: Revision = res.responses[0].responseRange.kvs[0]?.modRevision ?? 0
+      if (guardMod !== this.guard) {
+        this.guard = guardMod
+        continue
+      }
+      throw spec.refused(res.responses[1].responseRange.kvs[0] ?? undefined)
+    }
+    throw new StorageError('Internal', `etcd write of ${spec.key}: the revision guard kept moving`, spec.key)
+  }
+
+  /** Reads the guard and, when writes outside the guard moved the revision past it, moves the guard up to now. */
+  private async syncGuard (): Promise<void> {
+    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY })
+    this.observe(res.header.revision)
+    this.guard = res.kvs[0]?.modRevision ?? 0
+    if (this.guard === res.header.revision) return
+    const bump = await this.client.call('KV', 'Txn', {
+      compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }],
+      success: [{ requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
+      failure: [{ requestRange: { key: GUARD_KEY } }]
+    })
+    this.observe(bump.header.revision)
+    this.guard = bump.succeeded === true ? bump.header.revision : (bump.responses[0].responseRange.kvs[0]?.modRevision ?? 0)
+  }
+
+  private async syncRevision (): Promise<void> {
+    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY, countOnly: true })
+    this.observe(res.header.revision)
+  }
+
+  /**
+   * etcd tells no client its compacted revision directly; reads below it fail and reads at it succeed, so a binary
+   * search over revision reads of one key finds it (about 20 reads; only at open and after a Compacted answer).
+   */
+  private async probeCompacted (): Promise<Revision> {
+    const readable = async (revision: Revision): Promise<boolean> => {
+      try {
+        await this.client.call('KV', 'Range', { key: GUARD_KEY, revision, countOnly: true })
+        return true
+      } catch (err) {
+        if (isCompactedError(err)) return false
+        throw err
+      }
+    }
+    if (this.rev <= 1 || await readable(1)) return 0
+    let lo = 1 // not readable
+    let hi = this.rev // readable (the current revision always is)
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2)
+      if (await readable(mid)) hi = mid
+      else lo = mid
+    }
+    return hi
+  }
+}
