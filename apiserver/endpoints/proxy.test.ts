@@ -1,5 +1,5 @@
 // The proxy subresources forward to a pod's IP and port, a service's ready endpoint, and a node's orchlet port.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
@@ -7,7 +7,7 @@ import { startTestApiServer } from '../../test/api-server-fixture.js'
 
 interface Seen { method: string; url: string; headers: IncomingMessage['headers']; body: string }
 
-async function backend (t: Parameters<Parameters<typeof t.test>[1]>[0], name: string): Promise<{ port: number; seen: Seen[] }> {
+async function backend (t: Test, name: string): Promise<{ port: number; seen: Seen[] }> {
   const seen: Seen[] = []
   const s: Server = createServer((req, res) => {
     let body = ''
