@@ -33,7 +33,7 @@ export interface Recommendation {
   averageUtilization?: number
 }
 
-export class MetricError extends Error {}
+export class MetricError extends Error { override name = 'MetricError' }
 
 /** The value of a quantity in the unit the calculator works in: millicores for cpu, base units otherwise. */
 export function amountOf (resource: string, v: unknown): number {
