@@ -1,6 +1,6 @@
 // The replica calculator and the behaviour rules answer as Kubernetes' HPA does for the same inputs.
 import t from 'tap'
-import { MetricError, resourceReplicas, type PodSample } from './replica-calculator.js'
+import { resourceReplicas, type PodSample } from './replica-calculator.js'
 import { behaviorOf, decide, recordScale, type History } from './behavior.js'
 
 const NOW = Date.parse('2026-01-01T12:00:00Z')
