@@ -34,6 +34,7 @@ import type { Authenticator } from './auth/authenticator.js'
 import { alwaysAllow } from './auth/authorizer.js'
 import type { Authorizer, UserInfo } from './auth/types.js'
 import { createPodLogProxy, type OrchletTls } from './endpoints/pod-log.js'
+import { createResourceProxy } from './endpoints/proxy.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
@@ -115,6 +116,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const podLogs = createPodLogProxy({
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
+  const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random })
 
   const unsubscribe = registry.onDefinitionsChanged(() => {
     discovery.invalidate()
@@ -154,6 +156,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     maxWatchPendingBytes: opts.maxWatchPendingBytes,
     podLogs,
     deprecatedApis: opts.deprecatedApis,
+    proxy,
     protobuf: new Messages()
   }
 
@@ -237,7 +240,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     }
     const isWatch = /^(1|true)$/i.test(url.searchParams.get('watch') ?? '')
     // Long-running requests (watches, pods/log) are neither counted in flight nor cut by the timeout, as in Kubernetes.
-    const longRunning = isWatch || /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log\/?$/.test(rawPath(req.url ?? '/'))
+    const longRunning = isWatch || /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log\/?$/.test(rawPath(req.url ?? '/')) ||
+      /^\/api\/v1\/(namespaces\/[^/]+\/)?(nodes|pods|services)\/[^/]+\/proxy(\/|$)/.test(rawPath(req.url ?? '/'))
     res.on('finish', () => logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: now() - started }, 'request'))
     pipeline(req, res, { url, longRunning }).catch(err => fail(req, res, err))
   }
@@ -278,13 +282,14 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       unsubscribe()
       for (const w of [...watches]) w.close()
       const s = server
-      if (s === undefined) { await podLogs.close(); return }
+      if (s === undefined) { await podLogs.close(); await proxy.close(); return }
       const closed = new Promise<void>(resolve => s.close(() => resolve()))
       s.closeIdleConnections()
       const grace = setTimeout(() => s.closeAllConnections(), 5000)
       await closed
       clearTimeout(grace)
       await podLogs.close()
+      await proxy.close()
     }
   }
 }

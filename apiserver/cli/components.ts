@@ -83,7 +83,14 @@ export function controllerSettingsOf (config: LoadedConfig['config']): Controlle
     nodeMonitorPeriodMs: config.OrchCloudShared?.NodeMonitorPeriod,
     terminatedPodGCThreshold: config.PodGCController?.TerminatedPodGCThreshold,
     maxEndpointsPerSlice: config.EndpointSliceController?.MaxEndpointsPerSlice,
-    resourceQuotaSyncPeriodMs: config.ResourceQuotaController?.ResourceQuotaSyncPeriod
+    resourceQuotaSyncPeriodMs: config.ResourceQuotaController?.ResourceQuotaSyncPeriod,
+    hpa: {
+      syncPeriodMs: config.HPAController?.HorizontalPodAutoscalerSyncPeriod,
+      downscaleStabilizationMs: config.HPAController?.HorizontalPodAutoscalerDownscaleStabilizationWindow,
+      tolerance: config.HPAController?.HorizontalPodAutoscalerTolerance,
+      cpuInitializationPeriodMs: config.HPAController?.HorizontalPodAutoscalerCPUInitializationPeriod,
+      initialReadinessDelayMs: config.HPAController?.HorizontalPodAutoscalerInitialReadinessDelay
+    }
   }
 }
 

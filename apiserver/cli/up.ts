@@ -38,6 +38,8 @@ import { lazyCelRules } from '../registry/cel-rules.js'
 import { startStorageSpaceEvents, type StorageSpaceEvents } from '../registry/storage-space-events.js'
 import type { RunningAgent } from '../../agent/agent.js'
 import { startControllerManager } from '../controllers/manager.js'
+import { createSummaryScraper } from '../metrics-api/summary-scraper.js'
+import { withResourceMetrics } from '../metrics-api/metrics-registry.js'
 import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
@@ -209,18 +211,22 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       signerPermission: signerPermission(authorizer)
     })
     built = registry
+    const orchletTls = { certPem: security.pki.orchletClient.certPem, keyPem: security.pki.orchletClient.keyPem, caPem: security.pki.ca.certPem }
+    // The resource metrics API (kubectl top, the HPA controller): the orchlets' summaries, served beside the stored kinds.
+    const metricsSource = createSummaryScraper({ registry, tls: orchletTls, logger })
+    const served = withResourceMetrics(registry, metricsSource, { upstreamAliases: o.upstreamAliases })
     const started = authz = stack.start(registry, logger)
     if (o.audit !== undefined) auditor = await openAuditor(o.audit, logger, { deprecatedApi: registryDeprecations(registry) })
     let registryStarted = false
     const startRegistry = registry.start().then(() => { registryStarted = true })
     server = createApiServer({
-      registry,
+      registry: served,
       logger,
       ...o.limits,
       openapi: { v2: buildOpenAPIv2, v3GroupVersion: buildOpenAPIv3GroupVersion },
       tls: security.tls,
       audit: auditor,
-      orchletTls: { certPem: security.pki.orchletClient.certPem, keyPem: security.pki.orchletClient.keyPem, caPem: security.pki.ca.certPem },
+      orchletTls,
       authentication: tracing === undefined ? authn.authenticator : tracedAuthenticator(authn.authenticator, tracing),
       authorization: tracing === undefined ? authorizer : tracedAuthorizer(authorizer, tracing),
       tracing,
@@ -244,7 +250,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await adm.start(registry)
     spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
     // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
-    workloads = o.controllers === false ? undefined : startWorkloads(registry, logger, o, security.pki, authorizer)
+    workloads = o.controllers === false ? undefined : startWorkloads(served, logger, o, security.pki, authorizer)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
     const url = `https://${clientHost(o.bindAddress)}:${port}`
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
@@ -269,6 +275,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         await node?.stop({ shutdown: true })
         running?.stop()
         await srv.close()
+        await metricsSource.close()
         await audit?.close()
         await structured?.close()
         await events.stop()

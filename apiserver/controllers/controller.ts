@@ -45,6 +45,8 @@ export interface ControllerSettings {
    * Default: bootstrapApprovalPolicy (system:bootstrappers for nodeclient, system:nodes for selfnodeclient).
    */
   csrApprovalAuthorizer?: Authorizer
+  /** HPAController: sync period, downscale stabilization window, tolerance, CPU initialization period, initial readiness delay. */
+  hpa?: { syncPeriodMs?: number; downscaleStabilizationMs?: number; tolerance?: number; cpuInitializationPeriodMs?: number; initialReadinessDelayMs?: number }
   /** Type checks ValidatingAdmissionPolicies for their status (createPolicyTypeChecker); none: the status controller does not run. */
   policyTypeChecker?: PolicyTypeChecker
 }

@@ -21,6 +21,7 @@ import { CsrApprovingController } from './certificates/csr-approving.js'
 import { TokenCleaner } from './cluster/token-cleaner.js'
 import { CsrCleaner } from './certificates/csr-cleaner.js'
 import { ValidatingAdmissionPolicyStatusController } from './admission/vap-status.js'
+import { HorizontalPodAutoscalerController } from './autoscaling/hpa.js'
 
 export const CONTROLLERS = {
   deployment: (c: ControllerContext): Controller => new DeploymentController(c),
@@ -38,6 +39,7 @@ export const CONTROLLERS = {
   daemonset: (c: ControllerContext): Controller => new DaemonSetController(c),
   statefulset: (c: ControllerContext): Controller => new StatefulSetController(c),
   resourcequota: (c: ControllerContext): Controller => new ResourceQuotaController(c),
+  horizontalpodautoscaling: (c: ControllerContext): Controller => new HorizontalPodAutoscalerController(c, c.settings.hpa),
   'root-ca-cert-publisher': (c: ControllerContext): Controller | undefined =>
     c.settings.rootCABundle === undefined ? undefined : new RootCAPublisher(c, c.settings.rootCABundle),
   csrsigning: (c: ControllerContext): Controller | undefined => {

@@ -62,6 +62,9 @@ function resourceEntries (def: ResourceDefinition, registry: Registry, o: Discov
   if (def.group === '' && def.plural === 'pods') {
     out.push({ name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] })
   }
+  if (def.group === '' && (def.plural === 'pods' || def.plural === 'nodes' || def.plural === 'services')) {
+    out.push({ name: `${def.plural}/proxy`, singularName: '', namespaced: def.namespaced, kind: def.plural === 'pods' ? 'PodProxyOptions' : def.plural === 'nodes' ? 'NodeProxyOptions' : 'ServiceProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] })
+  }
   if (def.subresources.scale !== undefined) {
     out.push({ name: `${def.plural}/scale`, singularName: '', namespaced: def.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: SUB_VERBS })
   }

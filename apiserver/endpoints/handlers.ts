@@ -17,6 +17,7 @@ import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './
 import { servePatch } from './handlers-patch.js'
 import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresource.js'
 import type { PodLogProxy } from './pod-log.js'
+import type { ResourceProxy } from './proxy.js'
 import { buildRequestContext } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
@@ -34,6 +35,8 @@ export interface ResourceEnv {
   minRequestTimeoutMs?: number
   /** Serves GET pods/{name}/log by streaming from the pod's orchlet; without it the subresource is 404. */
   podLogs?: PodLogProxy
+  /** Serves nodes/proxy, pods/proxy and services/proxy; without it they are 404. */
+  proxy?: ResourceProxy
   /** The Kubernetes protobuf messages (request bodies in `application/vnd.kubernetes.protobuf`). */
   protobuf?: Messages
   /** Counts requests to deprecated APIs (apiserver_requested_deprecated_apis); they are warned about either way. */
@@ -101,6 +104,10 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
     if (info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
     const ctx = buildRequestContext(req, user, url.searchParams, false)
     return await env.podLogs.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, query: url.searchParams, req, res })
+  }
+  if (env.proxy?.handles(info) === true) {
+    const ctx = buildRequestContext(req, user, url.searchParams, false)
+    return await env.proxy.serve({ registry: env.registry, ctx, info, url, req, res })
   }
   const creater = info.subresource === '' ? undefined : env.registry.subresource(info.group, info.version, info.resource, info.subresource)
   if (creater !== undefined && info.namespace !== '') {

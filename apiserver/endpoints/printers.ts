@@ -3,6 +3,7 @@
 import { accessModes, formatEndpoints, formatLabels, since } from './print-format.js'
 import { POD_PRINTERS } from './printers-pod.js'
 import { WORKLOAD_PRINTERS } from './printers-workloads.js'
+import { AUTOSCALING_PRINTERS } from './printers-autoscaling.js'
 import { CLUSTER_PRINTERS } from './printers-cluster.js'
 
 type Obj = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -80,6 +81,7 @@ function eventSource (ev: Obj): string {
 export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   ...POD_PRINTERS,
   ...WORKLOAD_PRINTERS,
+  ...AUTOSCALING_PRINTERS,
   ...CLUSTER_PRINTERS,
   nodeStatus,
   nodeRoles,

@@ -14,6 +14,8 @@ export interface RequestInfo {
   name: string
   subresource: string
   verb: Verb
+  /** The path after `{name}/proxy` of a proxy request (`/stats/summary`; '' when none), segments re-encoded as sent. */
+  proxyPath?: string
 }
 
 /** A path below /api or /apis that is a group or version root rather than a resource (discovery). */
@@ -115,6 +117,13 @@ export function parseRequestInfo (method: string, url: URL, path = url.pathname)
     namespace = rest[1]
     rest = rest.slice(2)
   }
+  // `{resource}/{name}/proxy/{path...}`: the rest of the path belongs to the proxied server.
+  let proxyPath: string | undefined
+  if (rest.length >= 3 && rest[2] === 'proxy') {
+    proxyPath = rest.slice(3).map(encodeURIComponent).join('/')
+    proxyPath = proxyPath === '' ? (path.endsWith('/') ? '/' : '') : '/' + proxyPath + (path.endsWith('/') ? '/' : '')
+    rest = rest.slice(0, 3)
+  }
   if (rest.length > 3) return pathNotFound()
   const [resource, name = '', subresource = ''] = rest
   if (pathSegmentProblems(namespace).length > 0) return notFound({ group: '', resource: 'namespaces' }, namespace)
@@ -123,12 +132,29 @@ export function parseRequestInfo (method: string, url: URL, path = url.pathname)
   if (nameProblems.length > 0) return badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${nameProblems.join(';')}`)
   const watch = truthy(url.searchParams.get('watch'))
   const what = describe(group, resource, name, subresource)
+  if (proxyPath !== undefined && name !== '') {
+    // Proxy verbs are the HTTP methods' (Kubernetes' connect verbs): no list or watch, DELETE on the subresource allowed.
+    const verb = proxyVerb(method)
+    if (verb === undefined) return methodNotAllowed(method, what)
+    return { kind: 'resource', info: { apiPrefix: prefix, group, version, namespace, resource, name, subresource, verb, proxyPath } }
+  }
   if (subresource !== '' && method === 'DELETE') return methodNotAllowed(method, what)
   const verb = verbFor(method, name !== '', watch, what, subresource !== '')
   if (typeof verb !== 'string') return verb
   return {
     kind: 'resource',
     info: { apiPrefix: prefix, group, version, namespace, resource, name, subresource, verb }
+  }
+}
+
+function proxyVerb (method: string): Verb | undefined {
+  switch (method) {
+    case 'GET': case 'HEAD': case 'OPTIONS': return 'get'
+    case 'POST': return 'create'
+    case 'PUT': return 'update'
+    case 'PATCH': return 'patch'
+    case 'DELETE': return 'delete'
+    default: return undefined
   }
 }
 

@@ -97,6 +97,9 @@ export class ContainerProcess {
       this.finish(f.exitCode, f.reason, f.message)
       return
     }
+    // The linear memory's initial size is the working set known while the module runs (it can only grow; the
+    // exact size is read when the worker ends): what container stats report for a running module.
+    this.record.memoryBytes = (p.memory?.initial ?? 0) * 65536
     const input: WorkerInput = { module: p.module, memory: p.memory, args: p.args, env: p.env, preopens: p.preopens, readonlyPreopens: p.readonlyPreopens, logPath: r.logPath, growHooked: p.growHooked }
     const [entry, entryOpts] = workerEntry(this.workerUrl)
     const worker = new Worker(entry, { ...entryOpts, workerData: input, resourceLimits: this.limits, stdout: true, stderr: true })

@@ -136,7 +136,8 @@ export function concurrencyOf (config: Json): Record<string, number> {
     statefulset: pick('StatefulSetController', 'ConcurrentStatefulSetSyncs'),
     daemonset: pick('DaemonSetController', 'ConcurrentDaemonSetSyncs'),
     ttlafterfinished: pick('TTLAfterFinishedController', 'ConcurrentTTLSyncs'),
-    resourcequota: pick('ResourceQuotaController', 'ConcurrentResourceQuotaSyncs')
+    resourcequota: pick('ResourceQuotaController', 'ConcurrentResourceQuotaSyncs'),
+    horizontalpodautoscaling: pick('HPAController', 'ConcurrentHorizontalPodAutoscalerSyncs')
   }
   return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined)) as Record<string, number>
 }

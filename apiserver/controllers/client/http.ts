@@ -35,8 +35,8 @@ export function httpClient (o: HttpClientOptions): ApiClient & { close(): Promis
   const resource = (r: Resource): ResourceClient => {
     const item = (ns: string, name: string, sub?: string): string => `${basePath(r, ns)}/${encodeURIComponent(name)}${sub === undefined ? '' : `/${sub}`}`
     return {
-      async get (ns, name) {
-        try { return await rest.get(item(ns, name)) as Obj } catch (err) {
+      async get (ns, name, sub) {
+        try { return await rest.get(item(ns, name, sub)) as Obj } catch (err) {
           if (err instanceof ApiClientError && err.status === 404) return undefined
           throw asStatusError(err)
         }

@@ -19,9 +19,9 @@ export function inProcessClient (registry: Registry, userAgent: string, username
   }
 
   const resource = (r: Resource): ResourceClient => ({
-    async get (namespace, name) {
+    async get (namespace, name, subresource) {
       try {
-        const got = await handlerOf(r).get(context(), namespace, name, {})
+        const got = await handlerOf(r).get(context(), namespace, name, {}, subresource)
         return parse(Buffer.isBuffer(got) ? got : got.bytes)
       } catch (err) {
         if ((err as { code?: number }).code === 404) return undefined

@@ -50,7 +50,8 @@ export interface DeleteOptions {
  * resources and for lists across all namespaces.
  */
 export interface ResourceClient {
-  get(namespace: string, name: string): Promise<Obj | undefined>
+  /** `scale`: the autoscaling/v1 Scale of a resource with the scale subresource. */
+  get(namespace: string, name: string, subresource?: 'scale'): Promise<Obj | undefined>
   list(namespace: string, opts?: ListOptions): Promise<ObjectList>
   watch(namespace: string, opts: WatchOptions, handlers: WatchHandlers): Promise<{ stop(): void }>
   create(namespace: string, object: Obj): Promise<Obj>
@@ -58,7 +59,7 @@ export interface ResourceClient {
    * PUT of the whole object (optimistic concurrency by its resourceVersion); `status` writes the status subresource,
    * `approval` a CertificateSigningRequest's approval conditions.
    */
-  update(namespace: string, object: Obj, subresource?: 'status' | 'approval'): Promise<Obj>
+  update(namespace: string, object: Obj, subresource?: 'status' | 'approval' | 'scale'): Promise<Obj>
   /** JSON merge patch (RFC 7386). */
   patch(namespace: string, name: string, patch: Obj, subresource?: 'status'): Promise<Obj>
   delete(namespace: string, name: string, opts?: DeleteOptions): Promise<void>
@@ -96,5 +97,6 @@ export const RESOURCES = {
   priorityClasses: { group: 'scheduling.orch.io', version: 'v1', resource: 'priorityclasses', namespaced: false },
   runtimeClasses: { group: 'node.orch.io', version: 'v1', resource: 'runtimeclasses', namespaced: false },
   leases: { group: 'coordination.orch.io', version: 'v1', resource: 'leases', namespaced: true },
+  horizontalPodAutoscalers: { group: 'autoscaling', version: 'v2', resource: 'horizontalpodautoscalers', namespaced: true },
   certificateSigningRequests: { group: 'certificates.orch.io', version: 'v1', resource: 'certificatesigningrequests', namespaced: false }
 } as const satisfies Record<string, Resource>
