@@ -113,6 +113,16 @@ export function createCriRuntime (opts: CriRuntimeOptions): ContainerRuntime {
       const res = await r('ContainerStats', { containerId: id })
       if (res.stats === null) throw new RuntimeError('NotFound', `no stats for container ${id}`)
       return fromCriContainerStats(res.stats, id, now() * 1e6)
+    },
+    streamingUrl: async (s) => {
+      if (s.kind === 'portforward') {
+        requireId('podSandboxId', s.podSandboxId)
+        return String((await r('PortForward', { podSandboxId: s.podSandboxId, port: s.ports })).url)
+      }
+      requireId('containerId', s.containerId)
+      const flags = { tty: s.tty, stdin: s.stdin, stdout: s.stdout, stderr: s.stderr && !s.tty }
+      const res = s.kind === 'exec' ? await r('Exec', { containerId: s.containerId, cmd: s.cmd, ...flags }) : await r('Attach', { containerId: s.containerId, ...flags })
+      return String(res.url)
     }
   }
 
