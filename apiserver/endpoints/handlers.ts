@@ -15,6 +15,7 @@ import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './
 import { servePatch } from './handlers-patch.js'
 import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresource.js'
 import type { PodLogProxy } from './pod-log.js'
+import { POD_STREAM_SUBRESOURCES, type PodStreamKind, type PodStreamProxy, type UpgradeConnection } from './pod-stream.js'
 import { buildRequestContext } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
@@ -32,6 +33,10 @@ export interface ResourceEnv {
   minRequestTimeoutMs?: number
   /** Serves GET pods/{name}/log by streaming from the pod's orchlet; without it the subresource is 404. */
   podLogs?: PodLogProxy
+  /** Serves pods/exec, pods/attach and pods/portforward by piping the upgraded connection to the pod's orchlet. */
+  podStreams?: PodStreamProxy
+  /** The raw connection of an upgrade request (undefined for ordinary requests). */
+  upgradeOf?: (req: IncomingMessage) => UpgradeConnection | undefined
   /** The Kubernetes protobuf messages (request bodies in `application/vnd.kubernetes.protobuf`). */
   protobuf?: Messages
 }
@@ -96,6 +101,12 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
     if (info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
     const ctx = buildRequestContext(req, user, url.searchParams, false)
     return await env.podLogs.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, query: url.searchParams, req, res })
+  }
+  if (POD_STREAM_SUBRESOURCES.has(info.subresource) && info.group === '' && info.resource === 'pods' && info.namespace !== '' && env.podStreams !== undefined) {
+    // GET is how WebSocket clients (kubectl 1.30+) ask, POST how SPDY clients do; both are authorized by then.
+    if (info.verb !== 'create' && info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
+    const ctx = buildRequestContext(req, user, url.searchParams, false)
+    return await env.podStreams.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, kind: info.subresource as PodStreamKind, query: url.searchParams, req, upgrade: env.upgradeOf?.(req) })
   }
   const creater = info.subresource === '' ? undefined : env.registry.subresource(info.group, info.version, info.resource, info.subresource)
   if (creater !== undefined && info.namespace !== '') {
