@@ -58,6 +58,9 @@ spec:
     const r = await kubectl(['get', 'pod', 'bb', '-o', 'jsonpath={.status.phase}'])
     return r.stdout === 'Running' ? true : undefined
   })
+  // kubectl cp runs `tar` in the container; the test image links only a few busybox applets.
+  const linked = await kubectl(['exec', 'bb', '--', 'busybox', 'ln', '-s', 'busybox', '/bin/tar'])
+  if (linked.code !== 0) throw new Error(`linking tar failed: ${linked.stderr}`)
 
   for (const version of ['1.29', '1.33']) {
     t.test(`kubectl ${version} exec runs a command in the container and passes its output and exit code`, async t => {
