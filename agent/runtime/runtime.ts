@@ -142,6 +142,8 @@ export interface RuntimeService {
    * PortForward); absent or 'Unimplemented' where the runtime has none.
    */
   streamingUrl?(request: StreamingRequest): Promise<string>
+  /** Where the runtime reads its CNI network configuration (from its verbose status); absent without CNI. */
+  cniConfDir?(): Promise<string | undefined>
 }
 
 /** Which standard streams a session carries (with a TTY, stderr is merged into stdout and never requested). */
