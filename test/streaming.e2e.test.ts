@@ -22,7 +22,7 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', '--grace-period=0', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -110,6 +110,39 @@ spec:
     const r = await kubectl(['exec', 'bb', '-c', 'nope', '--', 'true'])
     t.not(r.code, 0)
     t.match(r.stderr, /container nope is not valid for pod bb/)
+  })
+
+  t.test('a pod without hostNetwork gets an IP from the pod CIDR and the node stays Ready', async t => {
+    const net = join(dir, 'net.yaml')
+    writeFileSync(net, `apiVersion: v1
+kind: Pod
+metadata: {name: net, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+    const c = await kubectl(['create', '-f', net])
+    t.equal(c.code, 0, c.stderr)
+    const ip = await until('the pod IP', async () => {
+      const r = await kubectl(['get', 'pod', 'net', '-o', 'jsonpath={.status.phase} {.status.podIP}'])
+      const [phase, podIP] = r.stdout.split(' ')
+      return phase === 'Running' && podIP !== undefined && podIP !== '' ? podIP : undefined
+    })
+    t.match(ip, /^\d+\.\d+\.\d+\.\d+$/)
+    const hostIP = (await kubectl(['get', 'pod', 'net', '-o', 'jsonpath={.status.hostIP}'])).stdout
+    t.not(ip, hostIP, 'the pod has its own network namespace')
+    const inside = await kubectl(['exec', 'net', '--', 'sh', '-c', 'cat /proc/net/fib_trie; hostname'])
+    t.match(inside.stdout, ip, 'the container sees its IP')
+    const ready = await until('the node Ready condition', async () => {
+      const r = await kubectl(['get', 'node', NODE, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])
+      return r.stdout === '' ? undefined : r.stdout
+    })
+    t.equal(ready, 'True')
   })
 
   t.test('kubectl port-forward reaches a server listening in the pod', async t => {
