@@ -3,8 +3,12 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 export const containerdDir = process.env.ORCH_CONTAINERD_DIR ?? '/tmp/orch-containerd'
-/** Present while a test run is going on a machine whose containerd was already running: that one is left alone. */
-export const preexistingMarker = join(containerdDir, 'running-before-tests')
+/**
+ * Present while a test run is going on a machine whose containerd was already running: that one is left alone.
+ * One marker per run (tap starts its before and after hooks from the same runner process), so parallel runs on a
+ * shared machine do not remove each other's marker and stop a containerd that others use.
+ */
+export const preexistingMarker = join(containerdDir, `running-before-tests.${process.ppid}`)
 
 export function containerdRunning (): boolean {
   const pidFile = join(containerdDir, 'containerd.pid')
