@@ -26,6 +26,8 @@ install_packages() {
   command -v containerd >/dev/null || missing+=(containerd)
   command -v runc >/dev/null || missing+=(runc)
   [ -x /bin/busybox ] || missing+=(busybox-static)
+  # Pod networking: the orchlet writes a bridge/host-local/portmap/loopback conflist for these plugins.
+  [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
   [ ${#missing[@]} -eq 0 ] && return 0
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -193,12 +195,23 @@ import_images() { # $1 snapshotter
   [ -z "$layer" ] || rm -f "$layer"
 }
 
+# containerd runs the plugins from its bin_dir, looked up at each call: links made while it runs are seen.
+link_cni_plugins() {
+  mkdir -p "$DIR/cni/bin" "$DIR/cni/conf"
+  local p
+  for p in bridge host-local portmap loopback; do
+    [ -x "/usr/lib/cni/$p" ] && ln -sf "/usr/lib/cni/$p" "$DIR/cni/bin/$p"
+  done
+  return 0
+}
+
 main() {
   mkdir -p "$DIR"
   # Test files may call this script at the same time; one of them installs and starts, the others wait.
   exec 9>"$DIR/.lock"
   flock -w 120 9 || die "could not lock $DIR/.lock"
   install_packages
+  link_cni_plugins
   local snapshotter
   if running; then
     snapshotter=$(sed -nE 's/^ *snapshotter = "(.*)"/\1/p' "$CONFIG" 2>/dev/null || true)

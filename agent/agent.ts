@@ -1,5 +1,6 @@
 // The orchlet: wires runtimes, pod sources, the pod manager, node registration and the server from one config.
 
+import { ensureCniConfig } from './node/cni-config.js'
 import type { Pod } from './pods/pod-types.js'
 import { LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pods/container-config.js'
 import { existsSync } from 'node:fs'
@@ -136,6 +137,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const pick = (rt: ContainerRuntime): ContainerRuntime => tracing === undefined ? rt : tracedRuntime(rt, tracing)
   const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, pick(wasm)]])
   if (cri !== undefined) runtimes.set('', pick(cri))
+  if (cri !== undefined) await ensureCniConfig({ runtime: cri.runtime, podCIDR: config.podCIDR, logger })
   const runtimeFor = (handler: string): ContainerRuntime => {
     const r = runtimes.get(handler)
     if (r === undefined) throw new RuntimeError('NotFound', handler === '' ? 'no container runtime is connected (see --container-runtime-endpoint); use runtimeClassName: wasm' : `no runtime handler "${handler}" on this node`)

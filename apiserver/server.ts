@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https'
 import type { SecureVersion } from 'node:tls'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { Logger } from 'pino'
 import { internalError, isStatusError, pathNotFound, StatusError } from './errors/status-error.js'
 import type { Registry } from './registry/types.js'
@@ -35,6 +36,8 @@ import { alwaysAllow } from './auth/authorizer.js'
 import type { Authorizer, UserInfo } from './auth/types.js'
 import { createPodLogProxy, type OrchletTls } from './endpoints/pod-log.js'
 import { createResourceProxy } from './endpoints/proxy.js'
+import { createPodStreamProxy, type UpgradeConnection } from './endpoints/pod-stream.js'
+import { takeOverUpgrade } from './endpoints/upgrade.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
@@ -117,6 +120,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
   const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random })
+  const podStreams = createPodStreamProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls })
+  const upgrades = new WeakMap<IncomingMessage, UpgradeConnection>()
 
   const unsubscribe = registry.onDefinitionsChanged(() => {
     discovery.invalidate()
@@ -157,6 +162,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     podLogs,
     deprecatedApis: opts.deprecatedApis,
     proxy,
+    podStreams,
+    upgradeOf: req => upgrades.get(req),
     protobuf: new Messages()
   }
 
@@ -240,7 +247,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     }
     const isWatch = /^(1|true)$/i.test(url.searchParams.get('watch') ?? '')
     // Long-running requests (watches, pods/log) are neither counted in flight nor cut by the timeout, as in Kubernetes.
-    const longRunning = isWatch || /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log\/?$/.test(rawPath(req.url ?? '/')) ||
+    const longRunning = isWatch || /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/(log|exec|attach|portforward)\/?$/.test(rawPath(req.url ?? '/')) ||
       /^\/api\/v1\/(namespaces\/[^/]+\/)?(nodes|pods|services)\/[^/]+\/proxy(\/|$)/.test(rawPath(req.url ?? '/'))
     res.on('finish', () => logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: now() - started }, 'request'))
     pipeline(req, res, { url, longRunning }).catch(err => fail(req, res, err))
@@ -268,6 +275,11 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
         }, handle)
       s.maxConnections = opts.maxConnections ?? 4096
       s.on('clientError', answerClientError)
+      // Upgrade requests (exec, attach, port-forward) run the same pipeline; the handler takes the socket over.
+      s.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        upgrades.set(req, { socket, head })
+        handle(req, takeOverUpgrade(req, socket))
+      })
       server = s
       await new Promise<void>((resolve, reject) => {
         s.once('error', reject)
@@ -281,6 +293,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       shuttingDown = true
       unsubscribe()
       for (const w of [...watches]) w.close()
+      podStreams.close()
       const s = server
       if (s === undefined) { await podLogs.close(); await proxy.close(); return }
       const closed = new Promise<void>(resolve => s.close(() => resolve()))

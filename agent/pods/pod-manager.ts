@@ -297,6 +297,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
     containerWaiting: (ns, pod, container) => find(ns, pod)?.containerWaiting(container),
     hasContainer: (ns, pod, container) => find(ns, pod)?.pod().spec.containers.concat(find(ns, pod)?.pod().spec.initContainers ?? []).some(c => c.name === container) ?? false,
     containerRunning: (ns, pod, container) => find(ns, pod)?.containerRunning(container) ?? false,
+    runtimeIds: (ns, pod, container) => find(ns, pod)?.runtimeIds(container),
     statsSummary: async () => await stats.summary() as unknown as Record<string, unknown>,
     healthChecks: () => [
       { name: 'ping', ok: true },

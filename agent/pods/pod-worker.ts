@@ -54,6 +54,8 @@ export interface PodWorker {
   /** Why a container that never started has no log yet (the kubelet's "waiting to start" reason). */
   containerWaiting(container: string): string | undefined
   containerRunning(container: string): boolean
+  /** The runtime of this pod with its sandbox ID and a container's current ID (exec, attach, port-forward). */
+  runtimeIds(container?: string): { runtime: ContainerRuntime; sandboxId?: string; containerId?: string }
   /** True once the pod reached Succeeded/Failed or was terminated. */
   finished(): boolean
   /** Stops syncing and probing without touching the runtime: the pod keeps running for the next orchlet to adopt. */
@@ -486,6 +488,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       return reason === 'ErrImagePull' || reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : reason
     },
     containerRunning: (name) => slots.get(name)?.record?.state === 'running',
+    runtimeIds: (name) => ({ runtime, sandboxId, containerId: name === undefined ? undefined : slots.get(name)?.record?.id }),
     finished: () => done || terminal !== undefined,
     detach () {
       done = true

@@ -137,7 +137,22 @@ export interface RuntimeService {
   /** Throws RuntimeError code 'Unimplemented' where the runtime cannot exec (WebAssembly). */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult>
   containerStats(containerId: string): Promise<ContainerStats>
+  /**
+   * The URL of the runtime's streaming server for one exec, attach or port-forward session (CRI Exec, Attach,
+   * PortForward); absent or 'Unimplemented' where the runtime has none.
+   */
+  streamingUrl?(request: StreamingRequest): Promise<string>
+  /** Where the runtime reads its CNI network configuration (from its verbose status); absent without CNI. */
+  cniConfDir?(): Promise<string | undefined>
 }
+
+/** Which standard streams a session carries (with a TTY, stderr is merged into stdout and never requested). */
+export interface StreamFlags { stdin: boolean; stdout: boolean; stderr: boolean; tty: boolean }
+
+export type StreamingRequest =
+  | ({ kind: 'exec'; containerId: string; cmd: string[] } & StreamFlags)
+  | ({ kind: 'attach'; containerId: string } & StreamFlags)
+  | { kind: 'portforward'; podSandboxId: string; ports: number[] }
 
 export interface Image { id: string; repoTags: string[]; repoDigests: string[]; size: number }
 

@@ -8,6 +8,8 @@ import { attributesFor, type Authorizer } from './authz.js'
 import type { ServingTls } from './tls.js'
 import { writeContainerLog, type LogQuery } from './container-logs.js'
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js'
+import type { Duplex } from 'node:stream'
+import { answerStatus, parseStreamingPath, pipeUpgrade, streamingRequest, streamingUrl, StreamingError, type RuntimeIdsLookup } from './streaming.js'
 
 /** What the server shows of the agent; the pod manager implements it. */
 export interface AgentView {
@@ -20,6 +22,8 @@ export interface AgentView {
   hasContainer(namespace: string, pod: string, container: string): boolean
   containerRunning(namespace: string, pod: string, container: string): boolean
   statsSummary(): Promise<Record<string, unknown>>
+  /** The runtime and IDs of a pod's sandbox and container, for exec, attach and port-forward. */
+  runtimeIds?: RuntimeIdsLookup
   /** Named health checks; all must pass for /healthz to answer 200. */
   healthChecks(): Array<{ name: string; ok: boolean; message?: string }>
 }
@@ -149,6 +153,30 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
     await route(req, res, false)
   }
 
+  /** Upgrade requests on the TLS port: /exec, /attach and /portForward, authenticated and authorized as any request. */
+  async function upgrade (req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const user = await o.authenticate(req)
+    if (user === null) { answerStatus(socket, 401, 'Unauthorized', 'Unauthorized'); return }
+    const url = new URL(req.url ?? '/', 'http://orchlet')
+    const attrs = attributesFor(req.method ?? 'GET', url.pathname, o.nodeName)
+    const decision = await o.authorize(user, attrs)
+    if (!decision.allowed) { answerStatus(socket, 403, 'Forbidden', `Forbidden (user=${user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource})`); return }
+    const target = o.enableDebuggingHandlers ? parseStreamingPath(url.pathname) : undefined
+    const lookup = o.view.runtimeIds
+    if (target === undefined || lookup === undefined) { answerStatus(socket, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`); return }
+    const { runtime, request } = streamingRequest(target, url.searchParams, lookup)
+    await pipeUpgrade(req, socket, head, await streamingUrl(runtime, request))
+  }
+
+  function onUpgrade (req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy())
+    upgrade(req, socket, head).catch(err => {
+      if (err instanceof StreamingError) { answerStatus(socket, err.code, err.reason, err.message); return }
+      o.logger.warn({ err: (err as Error).message, path: req.url }, 'orchlet streaming request failed')
+      answerStatus(socket, 500, 'InternalError', (err as Error).message)
+    })
+  }
+
   function guard (fn: (req: IncomingMessage, res: ServerResponse) => Promise<void>) {
     return (req: IncomingMessage, res: ServerResponse): void => {
       fn(req, res).catch(err => {
@@ -171,6 +199,7 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
       if (o.enableServer) {
         if (tls === undefined) throw new Error('the orchlet server needs TLS material')
         https = createHttpsServer(secureOptions(tls), guard(secured))
+        https.on('upgrade', onUpgrade)
         await listen(https, o.address, o.port)
         servers.push({ which: 'port', server: https })
         if (o.readOnlyPort > 0) {

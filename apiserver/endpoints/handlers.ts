@@ -18,6 +18,7 @@ import { servePatch } from './handlers-patch.js'
 import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresource.js'
 import type { PodLogProxy } from './pod-log.js'
 import type { ResourceProxy } from './proxy.js'
+import { POD_STREAM_SUBRESOURCES, type PodStreamKind, type PodStreamProxy, type UpgradeConnection } from './pod-stream.js'
 import { buildRequestContext } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
@@ -37,6 +38,10 @@ export interface ResourceEnv {
   podLogs?: PodLogProxy
   /** Serves nodes/proxy, pods/proxy and services/proxy; without it they are 404. */
   proxy?: ResourceProxy
+  /** Serves pods/exec, pods/attach and pods/portforward by piping the upgraded connection to the pod's orchlet. */
+  podStreams?: PodStreamProxy
+  /** The raw connection of an upgrade request (undefined for ordinary requests). */
+  upgradeOf?: (req: IncomingMessage) => UpgradeConnection | undefined
   /** The Kubernetes protobuf messages (request bodies in `application/vnd.kubernetes.protobuf`). */
   protobuf?: Messages
   /** Counts requests to deprecated APIs (apiserver_requested_deprecated_apis); they are warned about either way. */
@@ -108,6 +113,12 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   if (env.proxy?.handles(info) === true) {
     const ctx = buildRequestContext(req, user, url.searchParams, false)
     return await env.proxy.serve({ registry: env.registry, ctx, info, url, req, res })
+  }
+  if (POD_STREAM_SUBRESOURCES.has(info.subresource) && info.group === '' && info.resource === 'pods' && info.namespace !== '' && env.podStreams !== undefined) {
+    // GET is how WebSocket clients (kubectl 1.30+) ask, POST how SPDY clients do; both are authorized by then.
+    if (info.verb !== 'create' && info.verb !== 'get') throw methodNotAllowed(methodOf(info.verb), describeTarget(info))
+    const ctx = buildRequestContext(req, user, url.searchParams, false)
+    return await env.podStreams.serve({ registry: env.registry, ctx, version: info.version, namespace: info.namespace, name: info.name, kind: info.subresource as PodStreamKind, query: url.searchParams, req, upgrade: env.upgradeOf?.(req) })
   }
   const creater = info.subresource === '' ? undefined : env.registry.subresource(info.group, info.version, info.resource, info.subresource)
   if (creater !== undefined && info.namespace !== '') {

@@ -63,6 +63,17 @@ export function createCriRuntime (opts: CriRuntimeOptions): ContainerRuntime {
       return { conditions: conditions.map(c => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })) }
     },
 
+    // containerd's verbose status carries its CRI config as JSON, with cni.confDir (CRI-O's has no such key).
+    cniConfDir: async () => {
+      const s = await r('Status', { verbose: true })
+      const config = (s.info as Record<string, string> | undefined)?.config
+      if (config === undefined) return undefined
+      try {
+        const dir = (JSON.parse(config) as { cni?: { confDir?: unknown } }).cni?.confDir
+        return typeof dir === 'string' ? dir : undefined
+      } catch { return undefined }
+    },
+
     runPodSandbox: async (config, runtimeHandler = '') =>
       (await r('RunPodSandbox', { config: toCriSandboxConfig(config), runtimeHandler })).podSandboxId,
     stopPodSandbox: async (id) => { requireId('podSandboxId', id); await r('StopPodSandbox', { podSandboxId: id }) },
@@ -113,6 +124,16 @@ export function createCriRuntime (opts: CriRuntimeOptions): ContainerRuntime {
       const res = await r('ContainerStats', { containerId: id })
       if (res.stats === null) throw new RuntimeError('NotFound', `no stats for container ${id}`)
       return fromCriContainerStats(res.stats, id, now() * 1e6)
+    },
+    streamingUrl: async (s) => {
+      if (s.kind === 'portforward') {
+        requireId('podSandboxId', s.podSandboxId)
+        return String((await r('PortForward', { podSandboxId: s.podSandboxId, port: s.ports })).url)
+      }
+      requireId('containerId', s.containerId)
+      const flags = { tty: s.tty, stdin: s.stdin, stdout: s.stdout, stderr: s.stderr && !s.tty }
+      const res = s.kind === 'exec' ? await r('Exec', { containerId: s.containerId, cmd: s.cmd, ...flags }) : await r('Attach', { containerId: s.containerId, ...flags })
+      return String(res.url)
     }
   }
 

@@ -1,0 +1,146 @@
+// The pods/exec, pods/attach and pods/portforward subresources: validates the options, finds the pod's orchlet and
+// pipes the client's upgraded connection (SPDY/3.1 or WebSocket) to the orchlet's /exec, /attach or /portForward.
+//
+// As kube-apiserver's upgrade-aware proxy: the upgrade request is replayed to the orchlet with the options in the
+// kubelet's query form, and the orchlet's answer (101 or an error Status) and every byte after it pass unchanged.
+
+import type { IncomingMessage } from 'node:http'
+import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import type { Duplex } from 'node:stream'
+import { badRequest, StatusError } from '../errors/status-error.js'
+import type { Registry, RequestContext } from '../registry/types.js'
+import { chooseContainer, nodeEndpoint, type OrchletTls } from './pod-log.js'
+
+export type PodStreamKind = 'exec' | 'attach' | 'portforward'
+
+export const POD_STREAM_SUBRESOURCES: ReadonlySet<string> = new Set(['exec', 'attach', 'portforward'])
+
+/** The raw connection of an upgrade request, taken over once the request is authorized. */
+export interface UpgradeConnection { socket: Duplex; head: Buffer }
+
+export interface PodStreamRequest {
+  registry: Registry
+  ctx: RequestContext
+  version: string
+  namespace: string
+  name: string
+  kind: PodStreamKind
+  query: URLSearchParams
+  req: IncomingMessage
+  /** Undefined for a request without `Connection: Upgrade`, which is refused. */
+  upgrade?: UpgradeConnection
+}
+
+export interface PodStreamProxy {
+  /** Throws StatusError before the connection is handed over; afterwards the bytes flow until either side closes. */
+  serve(r: PodStreamRequest): Promise<void>
+  close(): void
+}
+
+interface PodShape {
+  metadata?: { name?: string }
+  spec?: { nodeName?: string; containers?: Array<{ name: string }>; initContainers?: Array<{ name: string }>; ephemeralContainers?: Array<{ name: string }> }
+  status?: { phase?: string }
+}
+
+function bool (q: URLSearchParams, name: string): boolean {
+  const v = q.get(name)
+  if (v === null || v === '') return false
+  if (v === 'true' || v === '1' || v === 'True' || v === 'TRUE') return true
+  if (v === 'false' || v === '0' || v === 'False' || v === 'FALSE') return false
+  throw badRequest(`invalid value for ${name}: strconv.ParseBool: parsing "${v}": invalid syntax`)
+}
+
+/**
+ * The orchlet path and query for one session (PodExecOptions / PodAttachOptions / PodPortForwardOptions in the
+ * kubelet's form: input, output, error, tty, command, port); Kubernetes' messages for options it refuses.
+ */
+export function orchletStreamPath (kind: PodStreamKind, namespace: string, pod: PodShape, q: URLSearchParams): string {
+  const name = pod.metadata?.name ?? ''
+  const seg = (s: string): string => encodeURIComponent(s)
+  const out = new URLSearchParams()
+  if (kind === 'portforward') {
+    for (const p of q.getAll('ports').flatMap(v => v.split(','))) {
+      const n = Number(p)
+      if (!/^\d+$/.test(p.trim()) || n < 1 || n > 65535) throw badRequest(`invalid port ${p}`)
+      out.append('port', String(n))
+    }
+    const qs = out.toString()
+    return `/portForward/${seg(namespace)}/${seg(name)}${qs === '' ? '' : '?' + qs}`
+  }
+  const phase = pod.status?.phase
+  if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${kind} into a container in a completed pod; current phase is ${phase}`)
+  const container = chooseContainer(pod, q.get('container') ?? undefined)
+  const stdin = bool(q, 'stdin'); const stdout = bool(q, 'stdout'); const stderr = bool(q, 'stderr'); const tty = bool(q, 'tty')
+  if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least one of stdin, stdout, stderr')
+  if (kind === 'exec') {
+    const command = q.getAll('command')
+    if (command.length === 0) throw badRequest('you must specify at least one command for the container')
+    for (const c of command) out.append('command', c)
+  }
+  if (stdin) out.set('input', '1')
+  if (stdout) out.set('output', '1')
+  if (stderr) out.set('error', '1')
+  if (tty) out.set('tty', '1')
+  return `/${kind}/${seg(namespace)}/${seg(name)}/${seg(container)}?${out.toString()}`
+}
+
+function parsed (result: { bytes: Buffer } | Buffer): unknown {
+  return JSON.parse((Buffer.isBuffer(result) ? result : result.bytes).toString('utf8'))
+}
+
+/** Upgrade headers replayed to the orchlet (credentials and hop headers of the client's connection are not). */
+const FORWARDED = /^(connection|upgrade|x-stream-protocol-version|sec-websocket-.*|origin)$/i
+
+export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: number } = {}): PodStreamProxy {
+  const tls = o.tls ?? {}
+  const connectTimeoutMs = o.connectTimeoutMs ?? 5000
+  const open = new Set<Duplex>()
+
+  async function dial (host: string, port: number): Promise<TLSSocket> {
+    return await new Promise((resolve, reject) => {
+      const s = tlsConnect({ host, port, ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, servername: /^[\d.:]+$/.test(host) ? undefined : host })
+      const timer = setTimeout(() => { s.destroy(); reject(new Error('connect timeout')) }, connectTimeoutMs)
+      s.once('secureConnect', () => { clearTimeout(timer); s.off('error', onError); resolve(s) })
+      const onError = (err: Error): void => { clearTimeout(timer); reject(err) }
+      s.once('error', onError)
+    })
+  }
+
+  async function serve (r: PodStreamRequest): Promise<void> {
+    if (r.upgrade === undefined) throw badRequest('Upgrade request required')
+    const pods = r.registry.handler('', r.version, 'pods')
+    const nodes = r.registry.handler('', r.version, 'nodes')
+    if (pods === undefined || nodes === undefined) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource')
+    const pod = parsed(await pods.get(r.ctx, r.namespace, r.name, {})) as PodShape
+    const path = orchletStreamPath(r.kind, r.namespace, pod, r.query)
+    const nodeName = pod.spec?.nodeName ?? ''
+    if (nodeName === '') throw badRequest(`pod ${r.name} does not have a host assigned`)
+    const node = parsed(await nodes.get(r.ctx, '', nodeName, {})) as Parameters<typeof nodeEndpoint>[0]
+    const ep = nodeEndpoint(node)
+    let upstream: TLSSocket
+    try {
+      upstream = await dial(ep.host, ep.port)
+    } catch (err) {
+      throw new StatusError(500, 'InternalError', `error dialing backend: ${(err as Error).message}`)
+    }
+    const host = ep.host.includes(':') ? `[${ep.host}]` : ep.host
+    const lines = [`${r.req.method ?? 'GET'} ${path} HTTP/1.1`, `Host: ${host}:${ep.port}`]
+    for (let i = 0; i < r.req.rawHeaders.length; i += 2) {
+      if (FORWARDED.test(r.req.rawHeaders[i]!)) lines.push(`${r.req.rawHeaders[i]!}: ${r.req.rawHeaders[i + 1]!}`)
+    }
+    upstream.write(lines.join('\r\n') + '\r\n\r\n')
+    if (r.upgrade.head.length > 0) upstream.write(r.upgrade.head)
+    const client = r.upgrade.socket
+    open.add(client)
+    const end = (): void => { open.delete(client); client.destroy(); upstream.destroy() }
+    for (const s of [client, upstream]) { s.on('error', end); s.on('close', end) }
+    client.pipe(upstream)
+    upstream.pipe(client)
+  }
+
+  return {
+    serve,
+    close () { for (const s of [...open]) s.destroy() }
+  }
+}

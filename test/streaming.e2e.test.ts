@@ -1,0 +1,173 @@
+// kubectl exec, exec -it, attach, cp and port-forward against a busybox pod on the real containerd, through
+// `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket first).
+import t from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ensureContainerd, conformanceImage } from '../agent/runtime/cri/containerd-for-tests.js'
+import { runKubectl, startOrch } from './orch-process.js'
+
+const env = await ensureContainerd()
+if (!env.ok) {
+  if (env.skippable) t.plan(0, env.reason)
+  else t.fail(env.reason)
+} else {
+  const NODE = `stream-${process.pid}`
+  const dir = mkdtempSync(join(tmpdir(), 'orch-stream-e2e-'))
+  const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint])
+  const kubectlBin = (v: string): string => `/usr/lib/google-cloud-sdk/bin/kubectl.${v}`
+  const kubectl = (args: string[], binary = kubectlBin('1.29')): ReturnType<typeof runKubectl> =>
+    runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
+
+  t.teardown(async () => {
+    await kubectl(['delete', 'pod', 'bb', 'net', '--grace-period=0', '--wait=false'])
+    await new Promise(resolve => setTimeout(resolve, 3000))
+    await orch.stop()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const v = await f()
+      if (v !== undefined) return v
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${orch.logs().slice(-3000)}`)
+      await new Promise(resolve => setTimeout(resolve, 300))
+    }
+  }
+
+  const manifest = join(dir, 'bb.yaml')
+  writeFileSync(manifest, `apiVersion: v1
+kind: Pod
+metadata: {name: bb, namespace: default}
+spec:
+  nodeName: ${NODE}
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'echo started; while true; do sleep 1; done']
+`)
+  const created = await kubectl(['create', '-f', manifest])
+  if (created.code !== 0) throw new Error(`kubectl create failed: ${created.stderr}`)
+  await until('the busybox pod to run', async () => {
+    const r = await kubectl(['get', 'pod', 'bb', '-o', 'jsonpath={.status.phase}'])
+    return r.stdout === 'Running' ? true : undefined
+  })
+  // kubectl cp runs `tar` in the container; the test image links only a few busybox applets.
+  const linked = await kubectl(['exec', 'bb', '--', 'busybox', 'ln', '-s', 'busybox', '/bin/tar'])
+  if (linked.code !== 0) throw new Error(`linking tar failed: ${linked.stderr}`)
+
+  for (const version of ['1.29', '1.33']) {
+    t.test(`kubectl ${version} exec runs a command in the container and passes its output and exit code`, async t => {
+      const r = await kubectl(['exec', 'bb', '--', 'sh', '-c', 'echo out-$((40+2)); echo err >&2; exit 3'], kubectlBin(version))
+      t.equal(r.stdout, 'out-42\n')
+      t.match(r.stderr, /err/)
+      t.equal(r.code, 3)
+    })
+
+    t.test(`kubectl ${version} exec -i passes stdin to the command until it ends`, async t => {
+      const out = await new Promise<string>((resolve, reject) => {
+        const child = execFile(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, 'exec', '-i', 'bb', '--', 'sh', '-c', 'wc -c'], { timeout: 30_000 }, (err, stdout, stderr) => {
+          if (err !== null) reject(new Error(`${err.message}\n${stderr}`)); else resolve(stdout)
+        })
+        child.stdin!.end('0123456789')
+      })
+      t.equal(out.trim(), '10')
+    })
+
+    t.test(`kubectl ${version} cp copies a file into the pod and back`, async t => {
+      const src = join(dir, `in-${version}.txt`)
+      writeFileSync(src, `hello from ${version}\n`.repeat(1000))
+      const up = await kubectl(['cp', src, `default/bb:/tmp/in-${version}.txt`], kubectlBin(version))
+      t.equal(up.code, 0, up.stderr)
+      const back = join(dir, `back-${version}.txt`)
+      const down = await kubectl(['cp', `default/bb:/tmp/in-${version}.txt`, back], kubectlBin(version))
+      t.equal(down.code, 0, down.stderr)
+      t.equal(readFileSync(back, 'utf8'), readFileSync(src, 'utf8'))
+    })
+  }
+
+  t.test('kubectl exec -it gives the command a terminal', async t => {
+    // `script` gives kubectl a pty; the remote side sees a TTY, so `tty` names a device.
+    const out = await new Promise<string>((resolve) => {
+      const cmd = `${kubectlBin('1.29')} --kubeconfig ${orch.kubeconfig} exec -it bb -- sh -c 'tty; exit 0'`
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+      let text = ''
+      child.stdout.on('data', (d: Buffer) => { text += d.toString() })
+      child.stderr.on('data', (d: Buffer) => { text += d.toString() })
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      child.on('exit', () => { clearTimeout(timer); resolve(text) })
+    })
+    t.match(out, /\/dev\/pts\/\d+/)
+  })
+
+  t.test('exec on a pod without the container is refused with a Status', async t => {
+    const r = await kubectl(['exec', 'bb', '-c', 'nope', '--', 'true'])
+    t.not(r.code, 0)
+    t.match(r.stderr, /container nope is not valid for pod bb/)
+  })
+
+  t.test('a pod without hostNetwork gets an IP from the pod CIDR and the node stays Ready', async t => {
+    const net = join(dir, 'net.yaml')
+    writeFileSync(net, `apiVersion: v1
+kind: Pod
+metadata: {name: net, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+    const c = await kubectl(['create', '-f', net])
+    t.equal(c.code, 0, c.stderr)
+    const ip = await until('the pod IP', async () => {
+      const r = await kubectl(['get', 'pod', 'net', '-o', 'jsonpath={.status.phase} {.status.podIP}'])
+      const [phase, podIP] = r.stdout.split(' ')
+      return phase === 'Running' && podIP !== undefined && podIP !== '' ? podIP : undefined
+    })
+    t.match(ip, /^\d+\.\d+\.\d+\.\d+$/)
+    const hostIP = (await kubectl(['get', 'pod', 'net', '-o', 'jsonpath={.status.hostIP}'])).stdout
+    t.not(ip, hostIP, 'the pod has its own network namespace')
+    const inside = await kubectl(['exec', 'net', '--', 'sh', '-c', 'cat /proc/net/fib_trie; hostname'])
+    t.match(inside.stdout, ip, 'the container sees its IP')
+    const ready = await until('the node Ready condition', async () => {
+      const r = await kubectl(['get', 'node', NODE, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])
+      return r.stdout === '' ? undefined : r.stdout
+    })
+    t.equal(ready, 'True')
+  })
+
+  t.test('kubectl port-forward reaches a server listening in the pod', async t => {
+    const port = 20000 + (process.pid % 20000)
+    const server = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
+    const pf = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    t.teardown(() => { pf.kill(); server.kill() })
+    const local = await new Promise<number>((resolve, reject) => {
+      let text = ''
+      pf.stdout.on('data', (d: Buffer) => {
+        text += d.toString()
+        const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(text)
+        if (m !== null) resolve(Number(m[1]))
+      })
+      pf.once('exit', code => reject(new Error(`port-forward exited ${code}: ${text}`)))
+    })
+    await new Promise(resolve => setTimeout(resolve, 1000))
+    const got = await new Promise<string>((resolve, reject) => {
+      const s = connect(local, '127.0.0.1')
+      let text = ''
+      s.on('data', (d: Buffer) => { text += d.toString() })
+      s.on('end', () => resolve(text))
+      s.on('error', reject)
+      setTimeout(() => { s.destroy(); resolve(text) }, 10_000)
+    })
+    t.equal(got, 'pong\n')
+  })
+}
