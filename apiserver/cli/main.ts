@@ -28,6 +28,7 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'storage-quota-bytes', kind: 'int', help: 'most bytes the store may use (as etcd\'s --quota-backend-bytes); beyond, writes other than deletes answer 507; 0 for no quota beyond the disk', default: 0 },
   { name: 'storage-reserve-bytes', kind: 'int', help: 'bytes kept free on the store\'s file system for deletes, compaction and bookkeeping', default: 1048576 },
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
+  { name: 'show-hidden-metrics-for-version', kind: 'string', help: 'the previous minor release (e.g. 1.28) to show the metrics it deprecated, hidden since' },
   { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false }
 ]
 
@@ -203,6 +204,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
             maxConnections: flags['max-connections'] as number
           },
           shutdownDelayMs: durationFlag(flags, 'shutdown-delay-duration'),
+          showHiddenMetricsForVersion: flags['show-hidden-metrics-for-version'] as string | undefined,
           security,
           structuredAuth,
           audit,

@@ -40,6 +40,7 @@ import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
+import { apiServerMetrics, collectStorageGauges, timedStore } from './metrics-setup.js'
 
 export interface UpOptions {
   dataDir: string
@@ -56,6 +57,8 @@ export interface UpOptions {
   limits?: Pick<ApiServerOptions, 'requestTimeoutMs' | 'inflight' | 'maxConnections' | 'minRequestTimeoutMs' | 'livezGracePeriodMs'>
   /** --shutdown-delay-duration: on stop, /readyz fails at once and requests are still served this long (default 0). */
   shutdownDelayMs?: number
+  /** --show-hidden-metrics-for-version: show the metrics deprecated in the previous minor release (only it is accepted). */
+  showHiddenMetricsForVersion?: string
   /** Run the controller manager and the scheduler in process (default true; `orch apiserver` runs neither). */
   controllers?: boolean
   /** `--controllers` of `orch up` (default: all). */
@@ -121,18 +124,19 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const { logger } = o
   const kubeconfigPath = join(o.dataDir, 'kubeconfig')
   // Every configuration is checked before anything listens or writes a file.
+  const metrics = apiServerMetrics(o.showHiddenMetricsForVersion)
   const orchconfigPath = nodeKubeconfigPath(o.dataDir)
   const prepared = o.localNode === undefined ? undefined : await prepareLocalNode({ dataDir: o.dataDir, kubeconfigPath: orchconfigPath, logger, ...o.localNode })
   await mkdir(o.dataDir, { recursive: true })
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = await openLmdbStore({
+  const store: Store = timedStore(metrics, await openLmdbStore({
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,
     reserveBytes: o.storage?.reserveBytes
-  })
+  }))
   let registry: Registry | undefined
   let server: ApiServer | undefined
   let workloads: { stop(): void } | undefined
@@ -187,9 +191,11 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     if (o.audit !== undefined) auditor = await openAuditor(o.audit, logger, { deprecatedApi: registryDeprecations(registry) })
     let registryStarted = false
     const startRegistry = registry.start().then(() => { registryStarted = true })
+    collectStorageGauges(metrics, () => built, store)
     server = createApiServer({
       registry,
       logger,
+      metrics,
       ...o.limits,
       openapi: { v2: buildOpenAPIv2, v3GroupVersion: buildOpenAPIv3GroupVersion },
       tls: security.tls,
