@@ -54,6 +54,7 @@ const COMPONENT_FLAGS: FlagSpec[] = [
   { name: 'root-ca-file', kind: 'string', help: 'PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace (controller-manager only)' },
   { name: 'port', kind: 'int', help: 'port of /healthz and /healthz/leaderElection (0: off; default Generic.Port of --config)' },
   { name: 'bind-address', kind: 'string', help: 'address of the health port (default Generic.Address of --config, else 127.0.0.1)' },
+  { name: 'show-hidden-metrics-for-version', kind: 'string', help: 'the previous minor release (e.g. 1.28) to show the metrics it deprecated on /metrics of the health port' },
   ...CSR_SIGNING_FLAGS
 ]
 
@@ -236,6 +237,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           port: flags.port as number | undefined,
           rootCAFile: flags['root-ca-file'] as string | undefined,
           bindAddress: flags['bind-address'] as string | undefined,
+          showHiddenMetricsForVersion: flags['show-hidden-metrics-for-version'] as string | undefined,
           flags,
           logger: makeLogger(io, flags)
         } as const
