@@ -26,7 +26,9 @@ import { createAuthenticator } from './server/authn.js'
 import { createAuthorizer } from './server/authz.js'
 import { loadServingTls } from './server/tls.js'
 import { configzOf } from './server/configz.js'
-import { renderPrometheus } from './server/metrics.js'
+import { OrchletMetrics } from './metrics/orchlet-metrics.js'
+import { createResourceMetrics } from './metrics/resource-metrics.js'
+import { instrumentRuntime } from './metrics/instrumented-runtime.js'
 import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
 import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
 import { createCriRuntime } from './runtime/cri/cri-runtime.js'
@@ -129,8 +131,11 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   })
   await imports.scan()
   const cri = await openCriRuntime(config, logger)
-  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wasm]])
-  if (cri !== undefined) runtimes.set('', cri)
+  // The orchlet's metrics: every CRI call of both runtimes is counted and timed (kubelet_runtime_operations_*).
+  const metrics = new OrchletMetrics()
+  const observeRuntime = (op: string, seconds: number, failed: boolean): void => metrics.runtimeOperation(op, seconds, failed)
+  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, instrumentRuntime(wasm, observeRuntime)]])
+  if (cri !== undefined) runtimes.set('', instrumentRuntime(cri, observeRuntime))
   const runtimeFor = (handler: string): ContainerRuntime => {
     const r = runtimes.get(handler)
     if (r === undefined) throw new RuntimeError('NotFound', handler === '' ? 'no container runtime is connected (see --container-runtime-endpoint); use runtimeClassName: wasm' : `no runtime handler "${handler}" on this node`)
@@ -194,6 +199,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     statusManager,
     recorder,
     runtimes: () => [...runtimes.values()],
+    onPodStarted: seconds => metrics.podStarted(seconds),
+    onProbeResult: r => metrics.probed(r),
     expectedSources: [
       ...(config.staticPodPath ? ['file' as const] : []),
       ...(config.staticPodURL ? ['http' as const] : []),
@@ -222,6 +229,15 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const tls = config.enableServer
     ? await loadServingTls({ certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites, nodeName, addresses: addresses.map(a => a.address) })
     : undefined
+  metrics.podManagerFamilies(() => pods.metrics())
+  const resourceMetrics = createResourceMetrics({ summary: async () => await pods.view.statsSummary(), pods: () => pods.view.pods(), now })
+  // The kubelet's four Prometheus endpoints, each its own registry.
+  const metricEndpoints = new Map<string, () => Promise<string>>([
+    ['/metrics', async () => await metrics.main.text()],
+    ['/metrics/probes', async () => await metrics.probes.text()],
+    ['/metrics/resource', async () => await resourceMetrics.resource.text()],
+    ['/metrics/cadvisor', async () => await resourceMetrics.cadvisor.text()]
+  ])
   server = createAgentServer({
     view: pods.view,
     nodeName,
@@ -245,7 +261,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       : { mode: 'AlwaysAllow', now }),
     logger,
     configz: () => configzOf(config),
-    metrics: () => renderPrometheus(pods.metrics())
+    metrics: metricEndpoints
   })
   await server.start()
   if (config.enableServer) certificates?.serve(server, addresses)

@@ -60,15 +60,10 @@ export class ApiServerMetrics {
     }
   }
 
-  private readonly scrapeHooks: Array<() => void | Promise<void>> = []
-
   /** Runs `hook` before each scrape (gauges read from elsewhere: stored objects, database size). */
-  onScrape (hook: () => void | Promise<void>): void { this.scrapeHooks.push(hook) }
+  onScrape (hook: () => void | Promise<void>): void { this.base.onScrape(hook) }
 
-  async text (): Promise<string> {
-    for (const hook of this.scrapeHooks) await hook()
-    return await this.base.text()
-  }
+  async text (): Promise<string> { return await this.base.text() }
 
   /** A watch was opened on `kind`: counts it as registered until the returned function is called. */
   watchOpened (w: { group: string, version: string, kind: string }): { sent(bytes: number): void, closed(): void } {

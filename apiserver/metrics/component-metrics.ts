@@ -1,7 +1,7 @@
 // One component's metrics: its own prom-client Registry, Kubernetes' stability levels and the deprecation lifecycle.
 // Each component (API server, controller manager, scheduler, orchlet) makes one; nothing is registered globally.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
 
 /** component-base's stability levels; the help text is prefixed with `[LEVEL] `. */
 export type StabilityLevel = 'INTERNAL' | 'ALPHA' | 'BETA' | 'STABLE'
@@ -14,6 +14,17 @@ export interface MetricOpts<L extends string> {
   stabilityLevel?: StabilityLevel
   /** The release (`1.28`) the metric was deprecated in: its help says so; from the next minor release it is hidden. */
   deprecatedVersion?: string
+}
+
+/** One sample of a collected metric; `suffix` names histogram series (`_bucket` with an `le` label, `_sum`, `_count`). */
+export interface CollectedSample { labels?: Record<string, string>, value: number, suffix?: string }
+
+export interface CollectedOpts extends MetricOpts<string> {
+  type: 'counter' | 'gauge' | 'histogram'
+  /** Help text as given, without a stability level (cAdvisor's metrics carry none). */
+  plainHelp?: boolean
+  /** Read at each scrape (values owned elsewhere: the runtimes' counters, a snapshot of the pod manager). */
+  read: () => CollectedSample[] | Promise<CollectedSample[]>
 }
 
 export interface HistogramOpts<L extends string> extends MetricOpts<L> { buckets: number[] }
@@ -91,8 +102,38 @@ export class ComponentMetrics {
     return new Histogram<L>({ name: opts.name, labelNames: opts.labelNames ?? [], buckets: opts.buckets, ...this.describe(opts) })
   }
 
+  /**
+   * A metric whose samples are read at scrape time, keeping its type (a counter kept by someone else stays a
+   * counter, which prom-client's own Counter cannot be set to).
+   */
+  collected (opts: CollectedOpts): void {
+    const { help, registers } = this.describe(opts)
+    const name = opts.name
+    const type = opts.type
+    const metric = {
+      name,
+      help: opts.plainHelp === true ? opts.help : help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({
+        name, help: opts.plainHelp === true ? opts.help : help, type, aggregator: 'sum',
+        values: (await opts.read()).map(s => ({ labels: s.labels ?? {}, value: s.value, ...(s.suffix === undefined ? {} : { metricName: name + s.suffix }) }))
+      }),
+      reset: () => {}
+    }
+    for (const r of registers) r.registerMetric(metric as unknown as Metric)
+  }
+
+  private readonly scrapeHooks: Array<() => void | Promise<void>> = []
+
+  /** Runs `hook` before each scrape (values read from elsewhere: stored objects, runtime statistics). */
+  onScrape (hook: () => void | Promise<void>): void { this.scrapeHooks.push(hook) }
+
   /** The Prometheus text exposition of every registered metric. */
-  async text (): Promise<string> { return await this.registry.metrics() }
+  async text (): Promise<string> {
+    for (const hook of this.scrapeHooks) await hook()
+    return await this.registry.metrics()
+  }
 
   get contentType (): string { return this.registry.contentType }
 }
