@@ -97,6 +97,9 @@ export class ContainerProcess {
       this.finish(f.exitCode, f.reason, f.message)
       return
     }
+    // While the module runs its linear memory is at least the initial size (container stats, /metrics/resource);
+    // the exact size, growth included, is read when the worker exits.
+    r.memoryBytes = (p.memory?.initial ?? 0) * 65536
     const input: WorkerInput = { module: p.module, memory: p.memory, args: p.args, env: p.env, preopens: p.preopens, readonlyPreopens: p.readonlyPreopens, logPath: r.logPath, growHooked: p.growHooked }
     const [entry, entryOpts] = workerEntry(this.workerUrl)
     const worker = new Worker(entry, { ...entryOpts, workerData: input, resourceLimits: this.limits, stdout: true, stderr: true })
