@@ -1,0 +1,92 @@
+// `orch up` scraped as an operator would: the API server's /metrics through kubectl (authorized as the path
+// /metrics), the local orchlet's /metrics and /metrics/resource, and a bad --show-hidden-metrics-for-version refused.
+import t from 'tap'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { compileFixture } from '../agent/runtime/wasm/fixtures/compile.js'
+import { buildWasmImageLayout, layoutTar } from '../agent/runtime/oci/layout-writer.js'
+import { runKubectl, spawnOrch, startOrch } from './orch-process.js'
+
+const NODE = 'metrics-node'
+const dir = mkdtempSync(join(tmpdir(), 'orch-metrics-e2e-'))
+const dataDir = join(dir, 'data')
+mkdirSync(join(dataDir, 'orchlet', 'wasm', 'import'), { recursive: true })
+writeFileSync(join(dataDir, 'orchlet', 'wasm', 'import', 'tool.tar'), layoutTar(buildWasmImageLayout({ module: await compileFixture('tool'), refName: 'localhost/e2e/tool:1' })))
+const orchletConfig = join(dir, 'orchlet.yaml')
+writeFileSync(orchletConfig, `apiVersion: orchlet.config.orch.io/v1beta1
+kind: OrchletConfiguration
+port: 0
+readOnlyPort: 0
+healthzPort: 0
+`)
+const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE, '--orchlet-config', orchletConfig, '--show-hidden-metrics-for-version', '1.28'])
+t.teardown(async () => { await orch.stop(); rmSync(dir, { recursive: true, force: true }) })
+const kubectl = (...args: string[]): ReturnType<typeof runKubectl> => runKubectl(orch.kubeconfig, join(dir, 'cache'), args)
+
+async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    const v = await f()
+    if (v !== undefined) return v
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${orch.logs().slice(-3000)}`)
+    await new Promise(resolve => setTimeout(resolve, 200))
+  }
+}
+
+t.test('kubectl get --raw /metrics shows the API server\'s metrics to the administrator and to system:monitoring', async t => {
+  t.equal((await kubectl('create', 'configmap', 'scraped', '--from-literal=k=v')).code, 0)
+  const r = await kubectl('get', '--raw', '/metrics')
+  t.equal(r.code, 0, r.stderr)
+  const text = r.stdout
+  t.match(text, /^apiserver_request_total\{verb="POST",dry_run="",group="",version="v1",resource="configmaps",subresource="",scope="namespace",component="apiserver",code="201"\} 1$/m)
+  t.match(text, /^apiserver_request_duration_seconds_bucket\{le="0\.005",verb="GET",dry_run="",group="",version="v1",resource="nodes",subresource="",scope="resource",component="apiserver"\} \d+/m,
+    'the orchlet\'s node reads are timed')
+  t.match(text, /^apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="cluster",component="apiserver"\} [1-9]/m, 'the controllers\' watches')
+  t.match(text, /^apiserver_registered_watchers\{group="",version="v1",kind="Pod"\} [1-9]/m)
+  t.match(text, /^apiserver_storage_objects\{resource="configmaps"\} [1-9]/m)
+  t.match(text, /^apiserver_storage_objects\{resource="clusterroles.rbac.authorization.k8s.io"\} [1-9]/m)
+  t.match(text, /^etcd_request_duration_seconds_count\{operation="create",type="configmaps"\} [1-9]/m)
+  t.match(text, '# HELP etcd_db_total_size_in_bytes [ALPHA] (Deprecated from 1.28) ', 'hidden in 1.29, shown by --show-hidden-metrics-for-version=1.28')
+  t.match(text, /^process_resident_memory_bytes \d+/m)
+  const monitoring = await kubectl('get', '--raw', '/metrics', '--as=prometheus', '--as-group=system:monitoring')
+  t.equal(monitoring.code, 0, monitoring.stderr)
+  t.match(monitoring.stdout, /^# TYPE apiserver_request_total counter$/m)
+})
+
+t.test('a user without a nonResourceURLs rule on /metrics is refused 403', async t => {
+  const r = await kubectl('get', '--raw', '/metrics', '--as=alice')
+  t.not(r.code, 0)
+  t.match(r.stderr, /Forbidden/)
+  t.match(r.stderr, 'User "alice" cannot get path "/metrics"')
+  const raw = await kubectl('get', '--raw', '/metrics', '--as=alice', '-v=6')
+  t.match(raw.stderr, /GET https:\/\/\S+\/metrics 403 Forbidden/)
+})
+
+t.test('the local orchlet serves its metrics and resource metrics on its port', async t => {
+  const port = await until('the node\'s orchlet port', async () => {
+    const r = await kubectl('get', 'node', NODE, '-o', 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}')
+    return r.code === 0 && Number(r.stdout) > 0 ? Number(r.stdout) : undefined
+  })
+  const scrape = async (path: string): Promise<string> => {
+    const r = await request(`https://127.0.0.1:${port}${path}`, { dispatcher: orch.dispatcher })
+    const body = await r.body.text()
+    t.equal(r.statusCode, 200, `${path}: ${body.slice(0, 200)}`)
+    return body
+  }
+  const main = await scrape('/metrics')
+  t.match(main, /^kubelet_runtime_operations_total\{operation_type="version"\} [1-9]/m)
+  t.match(main, '# HELP kubelet_pod_start_duration_seconds [ALPHA] Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run\n')
+  const resource = await scrape('/metrics/resource')
+  t.match(resource, /^node_cpu_usage_seconds_total \d/m)
+  t.match(resource, /^node_memory_working_set_bytes \d/m)
+  t.match(await scrape('/metrics/probes'), '# TYPE prober_probe_total counter')
+  t.match(await scrape('/metrics/cadvisor'), '# TYPE container_cpu_usage_seconds_total counter')
+})
+
+t.test('--show-hidden-metrics-for-version accepts only the previous minor release', async t => {
+  const p = spawnOrch(['apiserver', '--data-dir', join(dir, 'other'), '--port', '0', '--show-hidden-metrics-for-version', '1.27'])
+  t.equal(await p.exited, 1)
+  t.match(p.logs(), "--show-hidden-metrics-for-version must be omitted or have the value '1.28'. Only the previous minor version is allowed")
+})
