@@ -26,7 +26,7 @@ export function collectStorageGauges (metrics: ApiServerMetrics, registry: () =>
     metrics.dbSize.storageSize.set({ storage_cluster_id: store.space().path }, bytes)
     const reg = registry()
     if (reg === undefined) return
-    const prefixes = new Set(reg.definitions().map(def => resourcePrefix(def)))
+    const prefixes = new Set(reg.definitions().filter(def => def.virtual !== true).map(def => resourcePrefix(def)))
     for (const prefix of prefixes) metrics.storageObjects.set({ resource: resourceOfKey(prefix) }, await store.count(prefix))
   })
 }
