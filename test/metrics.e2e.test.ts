@@ -1,8 +1,10 @@
 // `orch up` scraped as an operator would: the API server's /metrics through kubectl (authorized as the path
-// /metrics), the local orchlet's /metrics and /metrics/resource, and a bad --show-hidden-metrics-for-version refused.
+// /metrics), the in-process controller manager's and scheduler's, the local orchlet's /metrics and /metrics/resource,
+// and a bad --show-hidden-metrics-for-version refused.
 import t from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { compileFixture } from '../agent/runtime/wasm/fixtures/compile.js'
@@ -21,7 +23,17 @@ port: 0
 readOnlyPort: 0
 healthzPort: 0
 `)
-const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE, '--orchlet-config', orchletConfig, '--show-hidden-metrics-for-version', '1.28'])
+async function freePort (): Promise<number> {
+  const srv = createServer()
+  await new Promise<void>(resolve => srv.listen(0, '127.0.0.1', () => resolve()))
+  const port = (srv.address() as { port: number }).port
+  await new Promise(resolve => srv.close(resolve))
+  return port
+}
+const cmPort = await freePort()
+const schedulerPort = await freePort()
+const orch = await startOrch(dataDir, 60_000, ['--node-name', NODE, '--orchlet-config', orchletConfig, '--show-hidden-metrics-for-version', '1.28',
+  '--controller-manager-port', String(cmPort), '--scheduler-port', String(schedulerPort)])
 t.teardown(async () => { await orch.stop(); rmSync(dir, { recursive: true, force: true }) })
 const kubectl = (...args: string[]): ReturnType<typeof runKubectl> => runKubectl(orch.kubeconfig, join(dir, 'cache'), args)
 
@@ -43,8 +55,13 @@ t.test('kubectl get --raw /metrics shows the API server\'s metrics to the admini
   t.match(text, /^apiserver_request_total\{verb="POST",dry_run="",group="",version="v1",resource="configmaps",subresource="",scope="namespace",component="apiserver",code="201"\} 1$/m)
   t.match(text, /^apiserver_request_duration_seconds_bucket\{le="0\.005",verb="GET",dry_run="",group="",version="v1",resource="nodes",subresource="",scope="resource",component="apiserver"\} \d+/m,
     'the orchlet\'s node reads are timed')
-  t.match(text, /^apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="cluster",component="apiserver"\} [1-9]/m, 'the controllers\' watches')
-  t.match(text, /^apiserver_registered_watchers\{group="",version="v1",kind="Pod"\} [1-9]/m)
+  // The orchlet watches its pods over HTTPS (the in-process controllers do not go through HTTP).
+  const watching = await until('the orchlet\'s pod watch', async () => {
+    const again = (await kubectl('get', '--raw', '/metrics')).stdout
+    return /^apiserver_registered_watchers\{group="",version="v1",kind="Pod"\} [1-9]/m.test(again) ? again : undefined
+  })
+  t.match(watching, /^apiserver_longrunning_requests\{verb="WATCH",group="",version="v1",resource="pods",subresource="",scope="cluster",component="apiserver"\} [1-9]/m)
+  t.match(watching, '# HELP apiserver_watch_events_total [ALPHA] Number of events sent in watch clients\n')
   t.match(text, /^apiserver_storage_objects\{resource="configmaps"\} [1-9]/m)
   t.notMatch(text, 'resource="subjectaccessreviews', 'kinds never stored are not counted')
   t.match(text, /^apiserver_storage_objects\{resource="clusterroles.rbac.authorization.orch.io"\} [1-9]/m)
@@ -85,6 +102,36 @@ t.test('the local orchlet serves its metrics and resource metrics on its port', 
   t.match(resource, /^node_memory_working_set_bytes \d/m)
   t.match(await scrape('/metrics/probes'), '# TYPE prober_probe_total counter')
   t.match(await scrape('/metrics/cadvisor'), '# TYPE container_cpu_usage_seconds_total counter')
+})
+
+t.test('the in-process controller manager and scheduler serve /metrics on their ports', async t => {
+  writeFileSync(join(dir, 'pod.yaml'), `apiVersion: v1
+kind: Pod
+metadata: {name: scheduled, namespace: default}
+spec:
+  runtimeClassName: wasm
+  terminationGracePeriodSeconds: 1
+  containers: [{name: main, image: "localhost/e2e/tool:1", command: [tool], args: [spin]}]
+`)
+  t.equal((await kubectl('apply', '-f', join(dir, 'pod.yaml'))).code, 0)
+  const scheduler = await until('the pod scheduled', async () => {
+    const text = await (await fetch(`http://127.0.0.1:${schedulerPort}/metrics`)).text()
+    return /^scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} [1-9]/m.test(text) ? text : undefined
+  })
+  t.match(scheduler, /^scheduler_scheduling_attempt_duration_seconds_count\{result="scheduled",profile="default-scheduler"\} [1-9]/m)
+  t.notMatch(scheduler, 'workqueue_', 'the scheduler\'s registry is its own')
+  const cm = await (await fetch(`http://127.0.0.1:${cmPort}/metrics`)).text()
+  t.match(cm, /^workqueue_adds_total\{name="serviceaccount"\} [1-9]/m, 'the default service accounts were queued')
+  t.match(cm, /^workqueue_queue_duration_seconds_bucket\{le="\+Inf",name="serviceaccount"\} \d+/m)
+  t.notMatch(cm, 'scheduler_', 'the controller manager\'s registry is its own')
+  t.equal((await fetch(`http://127.0.0.1:${cmPort}/healthz`)).status, 200)
+  // The pod's readiness on the node then shows in the orchlet's pod start latency.
+  const port = Number((await kubectl('get', 'node', NODE, '-o', 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}')).stdout)
+  await until('the pod start observed', async () => {
+    const r = await request(`https://127.0.0.1:${port}/metrics`, { dispatcher: orch.dispatcher })
+    return /^kubelet_pod_start_duration_seconds_count [1-9]/m.test(await r.body.text()) ? true : undefined
+  })
+  t.pass('kubelet_pod_start_duration_seconds counted the pod')
 })
 
 t.test('--show-hidden-metrics-for-version accepts only the previous minor release', async t => {

@@ -32,3 +32,20 @@ export async function serveComponent (o: ComponentServerOptions): Promise<Server
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(o.port, o.address, () => resolve()) })
   return server
 }
+
+/** Serves each component that has a port (0 or absent: none); if one cannot listen, those already listening close. */
+export async function serveComponents (list: Array<{ name: string, port?: number, metrics: ComponentMetrics }>, address: string,
+  logger: { info(o: object, m?: string): void }): Promise<Server[]> {
+  const servers: Server[] = []
+  try {
+    for (const c of list) {
+      if (c.port === undefined || c.port <= 0) continue
+      servers.push(await serveComponent({ port: c.port, address, metrics: c.metrics }))
+      logger.info({ component: c.name, port: c.port }, 'serving health checks and metrics')
+    }
+  } catch (err) {
+    for (const s of servers) s.close()
+    throw err
+  }
+  return servers
+}

@@ -42,6 +42,8 @@ const NODE_FLAGS: FlagSpec[] = [
   { name: 'node-ip', kind: 'string', help: "the local node's InternalIP (default: the orchlet's bind address, 127.0.0.1 for the generated config)" },
   { name: 'controllers', kind: 'string', help: "controllers to run in process: '*' for all, 'foo' to enable, '-foo' to disable (comma-separated; default '*', or Generic.Controllers of --controller-manager-config)" },
   { name: 'controller-manager-config', kind: 'string', help: 'OrchControllerManagerConfiguration file for the in-process controllers (concurrency, periods, controller settings)' },
+  { name: 'controller-manager-port', kind: 'int', help: 'plain HTTP port of the in-process controller manager\'s /healthz and /metrics (0: off)', default: 0 },
+  { name: 'scheduler-port', kind: 'int', help: 'plain HTTP port of the in-process scheduler\'s /healthz and /metrics (0: off)', default: 0 },
   { name: 'node-monitor-grace-period', kind: 'duration', help: 'how long a node may go without a heartbeat before it is Unknown', default: '40s' }
 ]
 
@@ -206,6 +208,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           },
           shutdownDelayMs: durationFlag(flags, 'shutdown-delay-duration'),
           showHiddenMetricsForVersion: flags['show-hidden-metrics-for-version'] as string | undefined,
+          componentPorts: command === 'up' ? { controllerManager: flags['controller-manager-port'] as number, scheduler: flags['scheduler-port'] as number } : undefined,
           security,
           structuredAuth,
           audit,

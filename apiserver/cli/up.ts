@@ -41,6 +41,10 @@ import { startScheduler } from '../scheduler/run.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 import { apiServerMetrics, collectStorageGauges, timedStore } from './metrics-setup.js'
+import { serveComponents } from './component-server.js'
+import { ComponentMetrics } from '../metrics/component-metrics.js'
+import { SchedulerMetrics } from '../metrics/scheduler-metrics.js'
+import { SERVED_MINOR } from '../endpoints/version.js'
 
 export interface UpOptions {
   dataDir: string
@@ -59,6 +63,8 @@ export interface UpOptions {
   shutdownDelayMs?: number
   /** --show-hidden-metrics-for-version: show the metrics deprecated in the previous minor release (only it is accepted). */
   showHiddenMetricsForVersion?: string
+  /** Plain HTTP ports of the in-process controller manager's and scheduler's /healthz and /metrics (0 or absent: off). */
+  componentPorts?: { controllerManager?: number, scheduler?: number }
   /** Run the controller manager and the scheduler in process (default true; `orch apiserver` runs neither). */
   controllers?: boolean
   /** `--controllers` of `orch up` (default: all). */
@@ -82,8 +88,13 @@ export interface UpOptions {
 }
 
 /** The controller manager and the scheduler on one set of informers, talking to the registry in process. */
-function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: ServerPki, authorizer: Authorizer): { stop(): void } {
+function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: ServerPki, authorizer: Authorizer): Workloads {
   const config = o.controllerManagerConfig ?? {}
+  const version = `1.${SERVED_MINOR}`
+  const metrics = {
+    controllerManager: new ComponentMetrics({ version, showHiddenMetricsForVersion: o.showHiddenMetricsForVersion }),
+    scheduler: new ComponentMetrics({ version, showHiddenMetricsForVersion: o.showHiddenMetricsForVersion })
+  }
   const fromConfig = controllerSettingsOf(config)
   const cm = startControllerManager({
     client: inProcessClient(registry, 'orch-controller-manager'),
@@ -96,10 +107,22 @@ function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: 
       rootCABundle: pki.servingCaPem,
       csrSigning: { ca: pki.ca },
       csrApprovalAuthorizer: authorizer
-    }
+    },
+    metrics: metrics.controllerManager
   })
-  const scheduler = startScheduler({ client: inProcessClient(registry, 'orch-scheduler'), logger: logger.child({ component: 'scheduler' }), informers: cm.informers })
-  return { stop () { scheduler.stop(); cm.stop() } }
+  const scheduler = startScheduler({ client: inProcessClient(registry, 'orch-scheduler'), logger: logger.child({ component: 'scheduler' }), informers: cm.informers, metrics: new SchedulerMetrics(metrics.scheduler) })
+  return { metrics, stop () { scheduler.stop(); cm.stop() } }
+}
+
+interface Workloads { metrics: { controllerManager: ComponentMetrics, scheduler: ComponentMetrics }, stop(): void }
+
+/** The in-process components' health and metrics ports, when asked for; the returned stop closes them too. */
+async function serveWorkloads (w: Workloads, o: UpOptions, logger: Logger): Promise<{ stop(): void }> {
+  const servers = await serveComponents([
+    { name: 'controller-manager', port: o.componentPorts?.controllerManager, metrics: w.metrics.controllerManager },
+    { name: 'scheduler', port: o.componentPorts?.scheduler, metrics: w.metrics.scheduler }
+  ], o.bindAddress, logger).catch((err: unknown) => { w.stop(); throw err })
+  return { stop () { w.stop(); for (const s of servers) s.close() } }
 }
 
 export interface ControlPlane {
@@ -221,7 +244,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await adm.start(registry)
     spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
     // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
-    workloads = o.controllers === false ? undefined : startWorkloads(registry, logger, o, security.pki, authorizer)
+    workloads = o.controllers === false ? undefined : await serveWorkloads(startWorkloads(registry, logger, o, security.pki, authorizer), o, logger)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
     const url = `https://${clientHost(o.bindAddress)}:${port}`
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
