@@ -132,7 +132,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   await imports.scan()
   const cri = await openCriRuntime(config, logger)
   // The orchlet's metrics: every CRI call of both runtimes is counted and timed (kubelet_runtime_operations_*).
-  const metrics = new OrchletMetrics()
+  const metrics = new OrchletMetrics({ showHiddenMetricsForVersion: config.showHiddenMetricsForVersion || undefined })
   const observeRuntime = (op: string, seconds: number, failed: boolean): void => metrics.runtimeOperation(op, seconds, failed)
   const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, instrumentRuntime(wasm, observeRuntime)]])
   if (cri !== undefined) runtimes.set('', instrumentRuntime(cri, observeRuntime))

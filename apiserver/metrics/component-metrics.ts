@@ -46,17 +46,22 @@ function parseMinor (v: string): { major: number, minor: number } | undefined {
   return m === null ? undefined : { major: Number(m[1]), minor: Number(m[2]) }
 }
 
+/** `1.29` → `1.28`: the only release --show-hidden-metrics-for-version accepts. */
+export function previousMinor (version: string): string {
+  const cur = parseMinor(version)
+  return cur === undefined ? '' : `${cur.major}.${cur.minor - 1}`
+}
+
 /**
  * Checks a --show-hidden-metrics-for-version value against the component's release: as component-base, only the
  * previous minor release may be named. Returns the error line, or undefined when valid or empty.
  */
 export function validateShowHidden (value: string | undefined, version: string): string | undefined {
   if (value === undefined || value === '') return undefined
-  const cur = parseMinor(version)
-  const want = cur === undefined ? undefined : `${cur.major}.${cur.minor - 1}`
+  const want = previousMinor(version)
   const got = parseMinor(value)
-  if (got === undefined || want === undefined || `${got.major}.${got.minor}` !== want) {
-    return `--show-hidden-metrics-for-version must be omitted or have the value '${want ?? ''}'. Only the previous minor version is allowed`
+  if (got === undefined || want === '' || `${got.major}.${got.minor}` !== want) {
+    return `--show-hidden-metrics-for-version must be omitted or have the value '${want}'. Only the previous minor version is allowed`
   }
   return undefined
 }
