@@ -206,7 +206,8 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   // tests only) everyone is an administrator.
   const authorizer = opts.authorization ?? alwaysAllow
   const routed: RequestHandler = async (req, res, target) => await route(req, res, target)
-  const limited = withInflightLimit(opts.inflight ?? DEFAULT_INFLIGHT, withTimeout(requestTimeoutMs, fail, withAuthorization(authorizer, routed)))
+  const limited = withInflightLimit(opts.inflight ?? DEFAULT_INFLIGHT, withTimeout(requestTimeoutMs, fail, withAuthorization(authorizer, routed)),
+    (kind, n) => metrics.inflightChanged(kind, n))
   const impersonated = withImpersonation(authorizer, limited)
   const audited = opts.audit === undefined ? impersonated : withAudit(opts.audit, impersonated)
   const authenticated: RequestHandler = opts.authentication === undefined

@@ -73,6 +73,8 @@ t.test('requests are counted and timed with kube-apiserver labels, storage and w
   t.equal(sample(text, 'apiserver_storage_objects', { resource: 'configmaps' }), 1)
   t.ok((sample(text, 'etcd_request_duration_seconds_count', { operation: 'create', type: 'configmaps' }) ?? 0) >= 1)
   t.match(text, /# HELP apiserver_request_total \[STABLE\] Counter of apiserver requests/)
+  t.equal(sample(text, 'apiserver_current_inflight_requests', { request_kind: 'readOnly' }), 1, 'the scrape itself, in the last second')
+  t.ok(sample(text, 'apiserver_current_inflight_requests', { request_kind: 'mutating' }) !== undefined)
   t.match(text, /# HELP apiserver_registered_watchers \[ALPHA\] /)
   t.match(text, /# HELP apiserver_storage_db_total_size_in_bytes \[ALPHA\] \(Deprecated from 1\.29\) /)
   t.notMatch(text, /etcd_db_total_size_in_bytes/, 'deprecated in 1.28: hidden in 1.29')

@@ -38,6 +38,15 @@ export class ApiServerMetrics {
       labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
       help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.'
     })
+    const marks = this.inflightMarks
+    m.gauge({
+      name: 'apiserver_current_inflight_requests', stabilityLevel: 'STABLE', labelNames: ['request_kind'],
+      help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
+      collect () {
+        const now = Date.now()
+        for (const [kind, w] of Object.entries(marks)) this.set({ request_kind: kind }, now - w.since < 1000 ? w.max : w.current)
+      }
+    })
     const watch = ['group', 'version', 'kind'] as const
     this.registeredWatchers = m.gauge({ name: 'apiserver_registered_watchers', labelNames: watch, help: 'Number of currently registered watchers for a given resources' })
     this.watchEvents = m.counter({ name: 'apiserver_watch_events_total', labelNames: watch, help: 'Number of events sent in watch clients' })
@@ -64,6 +73,15 @@ export class ApiServerMetrics {
   onScrape (hook: () => void | Promise<void>): void { this.base.onScrape(hook) }
 
   async text (): Promise<string> { return await this.base.text() }
+
+  private readonly inflightMarks = { readOnly: { since: 0, max: 0, current: 0 }, mutating: { since: 0, max: 0, current: 0 } }
+
+  /** Requests in flight of one kind changed to `n`: kept as the highest value of the current one-second window. */
+  inflightChanged (kind: 'readOnly' | 'mutating', n: number, nowMs = Date.now()): void {
+    const w = this.inflightMarks[kind]
+    if (nowMs - w.since >= 1000) { w.since = nowMs; w.max = n } else w.max = Math.max(w.max, n)
+    w.current = n
+  }
 
   /** A watch was opened on `kind`: counts it as registered until the returned function is called. */
   watchOpened (w: { group: string, version: string, kind: string }): { sent(bytes: number): void, closed(): void } {
