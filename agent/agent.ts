@@ -27,7 +27,9 @@ import { createAuthenticator } from './server/authn.js'
 import { createAuthorizer } from './server/authz.js'
 import { loadServingTls } from './server/tls.js'
 import { configzOf } from './server/configz.js'
-import { renderPrometheus } from './server/metrics.js'
+import { OrchletMetrics } from './metrics/orchlet-metrics.js'
+import { createResourceMetrics } from './metrics/resource-metrics.js'
+import { instrumentRuntime } from './metrics/instrumented-runtime.js'
 import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
 import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
 import { createCriRuntime } from './runtime/cri/cri-runtime.js'
@@ -134,9 +136,12 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const cri = await openCriRuntime(config, logger)
   // OrchletTracing with a `tracing` configuration: pod syncs and the CRI calls they make become spans.
   const tracing = config.tracing !== null && config.featureGates.enabled('OrchletTracing') ? createTracing({ ...config.tracing, serviceName: 'orchlet' }) : undefined
-  const pick = (rt: ContainerRuntime): ContainerRuntime => tracing === undefined ? rt : tracedRuntime(rt, tracing)
-  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, pick(wasm)]])
-  if (cri !== undefined) runtimes.set('', pick(cri))
+  // The orchlet's metrics: every CRI call of both runtimes is counted and timed (kubelet_runtime_operations_*).
+  const metrics = new OrchletMetrics({ showHiddenMetricsForVersion: config.showHiddenMetricsForVersion || undefined })
+  const observeRuntime = (op: string, seconds: number, failed: boolean): void => metrics.runtimeOperation(op, seconds, failed)
+  const wrap = (rt: ContainerRuntime): ContainerRuntime => instrumentRuntime(tracing === undefined ? rt : tracedRuntime(rt, tracing), observeRuntime)
+  const runtimes = new Map<string, ContainerRuntime>([[WASM_HANDLER, wrap(wasm)]])
+  if (cri !== undefined) runtimes.set('', wrap(cri))
   if (cri !== undefined) await ensureCniConfig({ runtime: cri.runtime, podCIDR: config.podCIDR, logger })
   const runtimeFor = (handler: string): ContainerRuntime => {
     const r = runtimes.get(handler)
@@ -202,6 +207,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     statusManager,
     recorder,
     runtimes: () => [...runtimes.values()],
+    onPodStarted: seconds => metrics.podStarted(seconds),
+    onProbeResult: r => metrics.probed(r),
     expectedSources: [
       ...(config.staticPodPath ? ['file' as const] : []),
       ...(config.staticPodURL ? ['http' as const] : []),
@@ -230,6 +237,15 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   const tls = config.enableServer
     ? await loadServingTls({ certDir: config.certDir, tlsCertFile: config.tlsCertFile, tlsPrivateKeyFile: config.tlsPrivateKeyFile, tlsMinVersion: config.tlsMinVersion, tlsCipherSuites: config.tlsCipherSuites, nodeName, addresses: addresses.map(a => a.address) })
     : undefined
+  metrics.podManagerFamilies(() => pods.metrics())
+  const resourceMetrics = createResourceMetrics({ summary: async () => await pods.view.statsSummary(), pods: () => pods.view.pods(), now })
+  // The kubelet's four Prometheus endpoints, each its own registry.
+  const metricEndpoints = new Map<string, () => Promise<string>>([
+    ['/metrics', async () => await metrics.main.text()],
+    ['/metrics/probes', async () => await metrics.probes.text()],
+    ['/metrics/resource', async () => await resourceMetrics.resource.text()],
+    ['/metrics/cadvisor', async () => await resourceMetrics.cadvisor.text()]
+  ])
   server = createAgentServer({
     view: pods.view,
     nodeName,
@@ -253,7 +269,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       : { mode: 'AlwaysAllow', now }),
     logger,
     configz: () => configzOf(config),
-    metrics: () => renderPrometheus(pods.metrics())
+    metrics: metricEndpoints
   })
   await server.start()
   if (config.enableServer) certificates?.serve(server, addresses)

@@ -41,6 +41,8 @@ import { takeOverUpgrade } from './endpoints/upgrade.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
+import { serveMetrics, withRequestMetrics } from './endpoints/request-metrics.js'
+import { ApiServerMetrics } from './metrics/apiserver-metrics.js'
 
 export interface ApiServerOptions {
   registry: Registry
@@ -86,6 +88,8 @@ export interface ApiServerOptions {
   tracing?: RequestTracing
   /** Serve HTTPS with this pair; client certificates signed by `clientCa` are asked for (not required). */
   tls?: ServerTls
+  /** The API server's metrics registry (/metrics); default: one without process metrics (in-process tests). */
+  metrics?: ApiServerMetrics
 }
 
 export interface ServerTls { cert: string; key: string; clientCa: string; minVersion?: SecureVersion; ciphers?: string }
@@ -116,6 +120,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   let shuttingDown = false
   const createdAt = now()
   let server: Server | undefined
+  const metrics = opts.metrics ?? ApiServerMetrics.create({ version: '1.29', processMetrics: false })
   const podLogs = createPodLogProxy({
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
@@ -159,6 +164,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
       return () => watches.delete(stream)
     },
     maxWatchPendingBytes: opts.maxWatchPendingBytes,
+    watchOpened: w => metrics.watchOpened(w),
     podLogs,
     deprecatedApis: opts.deprecatedApis,
     proxy,
@@ -183,12 +189,13 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     }
     if (await health.serve(req, res, url)) return
     if (p === '/version' || p === '/version/') return serveJsonDocument(req, res, versionInfo())
+    if (p === '/metrics') return await serveMetrics(metrics, req, res)
     if (p.startsWith('/openapi/')) {
       if (openapi !== undefined && openapi.serve(req, res, url)) return
       throw pathNotFound()
     }
     if (p === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
-      return serveJsonDocument(req, res, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/openapi/v2', '/openapi/v3', '/readyz', '/version'] })
+      return serveJsonDocument(req, res, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'] })
     }
     const parsed = parseRequestInfo(req.method ?? 'GET', url, p)
     if (parsed instanceof StatusError) throw parsed
@@ -221,20 +228,21 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     sendError(req, res, status, { ...warningHeaders(requestNotes(req).warnings), ...(req.complete ? {} : { Connection: 'close' }) })
   }
 
-  // The request pipeline, each step a named wrapper, in kube-apiserver's order: tracing, the audit ID, authentication, audit,
-  // impersonation, in-flight limits, the timeout, authorization, then routing. Without an authenticator (in-process
-  // tests only) everyone is an administrator.
+  // The request pipeline, each step a named wrapper, in kube-apiserver's order: tracing, request metrics, the audit ID,
+  // authentication, audit, impersonation, in-flight limits, the timeout, authorization, then routing. Without an
+  // authenticator (in-process tests only) everyone is an administrator.
   const authorizer = opts.authorization ?? alwaysAllow
   const routing: RequestHandler = async (req, res, target) => await route(req, res, target)
   const routed = gates?.enabled('APIResponseCompression') === false ? withoutResponseCompression(routing) : routing
-  const limited = withInflightLimit(opts.inflight ?? DEFAULT_INFLIGHT, withTimeout(requestTimeoutMs, fail, withAuthorization(authorizer, routed)))
+  const limited = withInflightLimit(opts.inflight ?? DEFAULT_INFLIGHT, withTimeout(requestTimeoutMs, fail, withAuthorization(authorizer, routed)),
+    (kind, n) => metrics.inflightChanged(kind, n))
   const impersonated = withImpersonation(authorizer, limited)
   const audited = opts.audit === undefined ? impersonated : withAudit(opts.audit, impersonated)
   const authenticated: RequestHandler = opts.authentication === undefined
     ? async (req, res, target) => { target.user = INSECURE_ADMIN; await audited(req, res, target) }
     : withAuthentication(opts.authentication, logger, audited)
-  const initialised = opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated)
-  const pipeline = opts.tracing === undefined ? initialised : withTracing(opts.tracing, initialised)
+  const measured = withRequestMetrics(metrics, opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated))
+  const pipeline = opts.tracing === undefined ? measured : withTracing(opts.tracing, measured)
 
   function handle (req: IncomingMessage, res: ServerResponse): void {
     const started = now()

@@ -1,5 +1,5 @@
 // `orch controller-manager` and `orch scheduler` as processes of their own against `orch apiserver`: configuration
-// refused before anything connects, one leader among two controller managers, failover when the leader dies.
+// refused before anything connects, one leader among two controller managers, failover when the leader dies, /metrics.
 import t from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -61,7 +61,8 @@ Generic:
   LeaderElection: {leaderElect: true, leaseDuration: 3s, renewDeadline: 2s, retryPeriod: 500ms}
 ReplicaSetController: {ConcurrentRSSyncs: 2}
 `)
-  const cms = [0, 1].map(() => spawnOrch(['controller-manager', '--kubeconfig', api.kubeconfig, '--config', config]))
+  const cmPorts = [await freePort(), await freePort()]
+  const cms = cmPorts.map(port => spawnOrch(['controller-manager', '--kubeconfig', api.kubeconfig, '--config', config, '--port', String(port)]))
   procs.push(...cms)
   const healthPort = await freePort()
   const scheduler = spawnOrch(['scheduler', '--kubeconfig', api.kubeconfig, '--leader-elect=false', '--port', String(healthPort)])
@@ -90,6 +91,22 @@ spec:
     return list.items.length === 2 && list.items.every((p: { spec: { nodeName?: string } }) => p.spec.nodeName === 'n1') ? list.items : undefined
   })
   t.equal(pods.length, 2, 'two managers, still exactly the replicas asked for')
+
+  // Each component's /metrics on its health port: the leader's work queues, the scheduler's attempts.
+  const metricsOf = async (port: number): Promise<string> => await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  const cmMetrics = await metricsOf(cmPorts[cms.indexOf(leader)]!)
+  t.match(cmMetrics, /^workqueue_adds_total\{name="replicaset"\} [1-9]/m, 'the replicaset queue counted its adds')
+  t.match(cmMetrics, /^workqueue_depth\{name="replicaset"\} \d+/m)
+  t.match(cmMetrics, /^workqueue_work_duration_seconds_count\{name="replicaset"\} [1-9]/m)
+  t.match(cmMetrics, /^process_cpu_seconds_total /m)
+  const schedMetrics = await until('two scheduled attempts', async () => {
+    const text = await metricsOf(healthPort)
+    const m = /^scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} (\d+)/m.exec(text)
+    return m !== null && Number(m[1]) >= 2 ? text : undefined
+  })
+  t.match(schedMetrics, '# HELP scheduler_schedule_attempts_total [STABLE] Number of attempts to schedule pods, by the result.')
+  t.match(schedMetrics, /^scheduler_scheduling_attempt_duration_seconds_count\{result="scheduled",profile="default-scheduler"\} [2-9]/m)
+  t.match(schedMetrics, /^scheduler_pending_pods\{queue="active"\} 0/m)
 
   await leader.stop('SIGKILL')
   await until('the other to take over', async () => other.logs().includes('became leader'), 20_000)

@@ -112,6 +112,7 @@ const DEFAULTS: Record<string, unknown> = {
   reservedSystemCPUs: [],
   reservedMemory: [],
   resolvConf: "/etc/resolv.conf",
+  showHiddenMetricsForVersion: "",
   rootDir: "/var/lib/orchlet",
   rotateCertificates: false,
   serverTLSBootstrap: false,

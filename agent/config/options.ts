@@ -154,6 +154,7 @@ export const OPTIONS = [
   cfg('runonce', 'runOnce', k.bool, 'runOnce', 'Exit after starting pods from local files or the manifest URL; exclusive with --enable-server'),
   cfg('runtime-cgroups', 'runtimeCgroups', k.string, 'runtimeCgroups', 'Cgroup of the container runtime'),
   cfg('runtime-request-timeout', 'runtimeRequestTimeout', k.duration, 'runtimeRequestTimeout', 'Timeout of runtime requests except pull, logs, exec and attach', { default: '2m0s' }),
+  flagOnly('show-hidden-metrics-for-version', 'showHiddenMetricsForVersion', k.string, 'The previous minor release (e.g. 1.28) whose deprecated, now hidden, metrics /metrics shows again'),
   cfg('seccomp-default', 'seccompDefault', k.bool, 'seccompDefault', 'Use the RuntimeDefault seccomp profile for every workload'),
   cfg('serialize-image-pulls', 'serializeImagePulls', k.bool, 'serializeImagePulls', 'Pull one image at a time', { default: 'true' }),
   cfg('streaming-connection-idle-timeout', 'streamingConnectionIdleTimeout', k.duration, 'streamingConnectionIdleTimeout', 'Idle time after which a streaming connection closes; 0 means none (every connection lasts at most 4 hours)', { default: '4h0m0s' }),

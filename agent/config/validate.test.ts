@@ -25,6 +25,7 @@ const BAD: Array<[string[], string]> = [
   [['--image-gc-high-threshold', '101'], 'invalid value for --image-gc-high-threshold (101): must be between 0 and 100'],
   [['--image-gc-low-threshold', '-1'], 'invalid value for --image-gc-low-threshold (-1): must be between 0 and 100'],
   [['--runonce'], 'invalid value for --runonce (true): cannot be used with --enable-server (true)'],
+  [['--show-hidden-metrics-for-version', '1.27'], 'invalid value for --show-hidden-metrics-for-version (1.27): must be omitted or the previous minor version, 1.28'],
   [['--bootstrap-orchconfig', '/etc/orch/bootstrap.conf'], 'invalid value for --bootstrap-orchconfig (/etc/orch/bootstrap.conf): needs --orchconfig, the path the connection file is written to'],
   [['--enforce-node-allocatable', 'none,pods'], 'invalid value for --enforce-node-allocatable (none,pods): none must stand alone'],
   [['--enforce-node-allocatable', 'pods,everything'], 'invalid value for --enforce-node-allocatable (pods,everything): unknown level "everything"; must be none, pods, system-reserved, orch-reserved'],

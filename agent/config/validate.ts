@@ -6,6 +6,8 @@ import { checkNodeLabels } from './labels.js'
 import { ENFORCE_LEVELS } from './options.js'
 import { findSetting, settingName, type SettingSpec } from './settings.js'
 import { opensslCipherName } from './tls.js'
+import { previousMinor, validateShowHidden } from '../../apiserver/metrics/component-metrics.js'
+import { KUBELET_VERSION } from '../metrics/orchlet-metrics.js'
 import type { ConfigLogger, OrchletConfig } from './types.js'
 
 type Key = keyof OrchletConfig & string
@@ -149,6 +151,9 @@ export interface ValidateContext {
 export function validateConfig (c: OrchletConfig, ctx: ValidateContext): void {
   checkImageGc(c)
   if (c.runOnce && c.enableServer) fail(c, 'runOnce', `cannot be used with ${ref(c, 'enableServer')}`)
+  if (validateShowHidden(c.showHiddenMetricsForVersion, KUBELET_VERSION) !== undefined) {
+    fail(c, 'showHiddenMetricsForVersion', `must be omitted or the previous minor version, ${previousMinor(KUBELET_VERSION)}`)
+  }
   if (c.bootstrapOrchconfig !== '' && c.standalone) fail(c, 'bootstrapOrchconfig', 'needs --orchconfig, the path the connection file is written to')
   checkAllocatable(c)
   checkRates(c)

@@ -22,6 +22,8 @@ export interface AttemptProbesOptions {
   podName: string
   /** A verdict changed: the pod should sync. */
   changed: () => void
+  /** Every probe attempt's outcome, by probe kind (prober_probe_total); none without. */
+  probeResult?: (kind: 'startup' | 'liveness' | 'readiness', ok: boolean) => void
 }
 
 export interface AttemptProbes { stop(): void }
@@ -58,7 +60,7 @@ export function startAttemptProbes (o: AttemptProbesOptions): AttemptProbes {
     o.changed()
   }
   if (c.startupProbe) {
-    workers.push(startProbeWorker({ kind: 'startup', probe: c.startupProbe, target, active: () => true, onFailure: unhealthy('Startup'), onChange: (ok) => {
+    workers.push(startProbeWorker({ kind: 'startup', probe: c.startupProbe, target, active: () => true, onResult: ok => o.probeResult?.('startup', ok), onFailure: unhealthy('Startup'), onChange: (ok) => {
       if (ok) {
         startupOk = true
         const cur = mine()
@@ -68,10 +70,10 @@ export function startAttemptProbes (o: AttemptProbesOptions): AttemptProbes {
     } }))
   }
   if (c.livenessProbe) {
-    workers.push(startProbeWorker({ kind: 'liveness', probe: c.livenessProbe, target, active: () => startupOk, onFailure: unhealthy('Liveness'), onChange: (ok) => { if (!ok) void kill('liveness') } }))
+    workers.push(startProbeWorker({ kind: 'liveness', probe: c.livenessProbe, target, active: () => startupOk, onResult: ok => o.probeResult?.('liveness', ok), onFailure: unhealthy('Liveness'), onChange: (ok) => { if (!ok) void kill('liveness') } }))
   }
   if (c.readinessProbe) {
-    workers.push(startProbeWorker({ kind: 'readiness', probe: c.readinessProbe, target, active: () => startupOk, onFailure: unhealthy('Readiness'), onChange: (ok) => {
+    workers.push(startProbeWorker({ kind: 'readiness', probe: c.readinessProbe, target, active: () => startupOk, onResult: ok => o.probeResult?.('readiness', ok), onFailure: unhealthy('Readiness'), onChange: (ok) => {
       const cur = mine()
       if (cur !== undefined) cur.ready = ok && cur.state === 'running'
       o.changed()

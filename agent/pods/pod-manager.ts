@@ -30,6 +30,8 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   expectedSources?: PodSource[]
   /** Housekeeping period (default one minute). */
   housekeepingMs?: number
+  /** A pod first reached phase Running this long (seconds) after the orchlet first saw it (kubelet_pod_start_duration_seconds). */
+  onPodStarted?: (seconds: number) => void
 }
 
 export interface PodManager extends ShutdownTarget {
@@ -59,6 +61,8 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   const reconcileSeconds = createHistogram()
   const housekeepingSeconds = createHistogram()
   let startedPods = 0
+  /** When each pod not yet Running was first seen (ms), for the pod start latency. */
+  const firstSeen = new Map<string, number>()
   let housekeepingRun: Promise<string[]> | undefined
   let lastSync = d.now()
   let closed = false
@@ -78,6 +82,11 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   }
 
   function onStatus (pod: Pod, status: PodStatus): void {
+    const seen = firstSeen.get(pod.metadata.uid)
+    if (seen !== undefined && status.phase === 'Running') {
+      firstSeen.delete(pod.metadata.uid)
+      d.onPodStarted?.((d.now() - seen) / 1000)
+    }
     d.statusManager?.set(pod, status)
   }
 
@@ -185,6 +194,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
         d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'stopping pod failed')
       } finally {
         workers.delete(uid)
+        firstSeen.delete(uid)
         stopping.delete(uid)
         // A static pod waiting for this one's full name can start now.
         if (!closed) setImmediate(() => { if (!closed) reconcile() })
@@ -243,6 +253,7 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       try {
         const worker = createPodWorker(pod, { ...d, onStatus })
         workers.set(uid, worker)
+        if (firstSeen.size < 10_000) firstSeen.set(uid, d.now())
         startedPods++
         worker.update(pod)
       } catch (err) {

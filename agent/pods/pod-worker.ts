@@ -40,6 +40,8 @@ export interface PodWorkerDeps {
   recorder: EventRecorder
   /** OrchletTracing: each sync a `syncPod` span, the CRI calls it makes its children; none by default. */
   tracing?: SpanRunner
+  /** Each probe attempt's outcome (the kubelet's prober_probe_total); none without. */
+  onProbeResult?: (r: { kind: 'startup' | 'liveness' | 'readiness', ok: boolean, container: string, pod: string, namespace: string, podUid: string }) => void
 }
 
 export interface PodWorker {
@@ -257,7 +259,8 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
   function startProbes (slot: Slot, isInit: boolean): void {
     const killGrace = slot.spec.livenessProbe?.terminationGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30
     // The kubelet probes the pod's IP when the probe names no host.
-    slot.probes = startAttemptProbes({ container: slot.spec, isInit, record: slot.record!, current: () => slot.record, host: podIP ?? d.hostIP, runtime: runtime.runtime, events, killGrace, logger: d.logger, podName: pod.metadata.name, changed: trigger })
+    slot.probes = startAttemptProbes({ container: slot.spec, isInit, record: slot.record!, current: () => slot.record, host: podIP ?? d.hostIP, runtime: runtime.runtime, events, killGrace, logger: d.logger, podName: pod.metadata.name, changed: trigger,
+      probeResult: (kind, ok) => d.onProbeResult?.({ kind, ok, container: slot.spec.name, pod: pod.metadata.name, namespace: pod.metadata.namespace ?? '', podUid: pod.metadata.uid }) })
   }
 
   /** Records a failed setup step: a Warning `Failed` event, the waiting reason, and the container's back-off. */

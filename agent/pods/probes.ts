@@ -108,6 +108,8 @@ export interface ProbeWorkerOptions {
   active: () => boolean
   /** Called after every failed attempt, before thresholds (the kubelet records an Unhealthy event each time). */
   onFailure?: (message: string) => void
+  /** Called after every attempt with its raw outcome (prober_probe_total). */
+  onResult?: (ok: boolean) => void
 }
 
 /**
@@ -130,6 +132,7 @@ export function startProbeWorker (o: ProbeWorkerOptions): ProbeWorker {
     if (o.active()) {
       const outcome = await runProbe(p, o.target)
       if (stopped) return
+      o.onResult?.(outcome.ok)
       if (outcome.ok) { successes++; failures = 0 } else { failures++; successes = 0; o.onFailure?.(outcome.message) }
       const next = successes >= successThreshold ? true : failures >= failureThreshold ? false : verdict
       if (next !== undefined && next !== verdict) {

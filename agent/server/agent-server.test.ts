@@ -11,7 +11,7 @@ import { createAuthenticator } from './authn.js'
 import { createAuthorizer } from './authz.js'
 import { loadServingTls } from './tls.js'
 import { createApiClient } from '../../apiserver/client/rest-client.js'
-import { renderPrometheus } from './metrics.js'
+import { ComponentMetrics } from '../../apiserver/metrics/component-metrics.js'
 import { attributesFor } from './authz.js'
 import { connect as tlsConnect } from 'node:tls'
 import { X509Certificate } from 'node:crypto'
@@ -99,7 +99,11 @@ async function start (t: Test, opts: { anonymous: boolean; clientCa?: string; ap
     authorize: createAuthorizer(opts.webhookAuthz === true && client ? { mode: 'Webhook', webhook: { client, authorizedTtlMs: 60_000, unauthorizedTtlMs: 60_000 }, now } : { mode: 'AlwaysAllow', now }),
     logger,
     configz: () => ({ orchletconfig: { port: 10250 } }),
-    metrics: () => renderPrometheus([{ name: 'orchlet_running_pods', help: 'Number of pods that have a running pod sandbox', type: 'gauge', samples: [{ value: 1 }] }])
+    metrics: new Map([['/metrics', async () => {
+      const m = new ComponentMetrics({ version: '1.29', processMetrics: false })
+      m.gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox' }).set(1)
+      return await m.text()
+    }]])
   })
   await server.start()
   t.teardown(async () => { await server.close(); await client?.close(); rmSync(dir, { recursive: true, force: true }) })
@@ -214,7 +218,7 @@ t.test('serves /configz on the secured port and /metrics on both, as the kubelet
     const m = await request(url, { dispatcher: url.startsWith('https') ? agent : undefined })
     t.equal(m.statusCode, 200)
     t.equal(m.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
-    t.match(await body(m), /^# HELP orchlet_running_pods .*\n# TYPE orchlet_running_pods gauge\norchlet_running_pods 1\n$/)
+    t.match(await body(m), /^# HELP kubelet_running_pods \[ALPHA\] .*\n# TYPE kubelet_running_pods gauge\nkubelet_running_pods 1\n$/)
   }
 })
 

@@ -45,8 +45,8 @@ export interface AgentServerOptions {
   logger: { warn(o: object, m?: string): void; info(o: object, m?: string): void }
   /** /configz: the running configuration (`{"orchletconfig": {...}}`); absent: 404. */
   configz?: () => Record<string, unknown>
-  /** /metrics: Prometheus text; absent: 404. */
-  metrics?: () => string
+  /** /metrics, /metrics/resource, /metrics/probes, /metrics/cadvisor: Prometheus text by path; absent: 404. */
+  metrics?: ReadonlyMap<string, () => Promise<string>>
 }
 
 export interface AgentServer {
@@ -136,7 +136,8 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
     if (first === 'containerLogs' && !readOnly && o.enableDebuggingHandlers) { await logs(req, res, url, parts); return }
     // The kubelet serves /configz among its debugging handlers (authenticated port only), /metrics on both ports.
     if (url.pathname === '/configz' && !readOnly && o.enableDebuggingHandlers && o.configz !== undefined) { send(res, 200, o.configz()); return }
-    if (url.pathname === '/metrics' && o.metrics !== undefined) { send(res, 200, o.metrics(), PROMETHEUS_CONTENT_TYPE); return }
+    const scrape = o.metrics?.get(url.pathname)
+    if (scrape !== undefined) { send(res, 200, await scrape(), PROMETHEUS_CONTENT_TYPE); return }
     status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`)
   }
 

@@ -1,4 +1,4 @@
-// Prometheus text exposition (format 0.0.4) for the orchlet's /metrics: gauges, counters and histograms.
+// The pod manager's metric snapshots (gauges, counters, histograms); exposed through prom-client (agent/metrics/).
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -32,36 +32,3 @@ export interface Sample { labels?: Record<string, string>; value: number }
 export type MetricFamily =
   | { name: string; help: string; type: 'gauge' | 'counter'; samples: Sample[] }
   | { name: string; help: string; type: 'histogram'; histogram: HistogramSnapshot }
-
-function escapeLabel (v: string): string { return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"') }
-
-function labelText (labels: Record<string, string> | undefined): string {
-  const entries = Object.entries(labels ?? {})
-  return entries.length === 0 ? '' : `{${entries.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(',')}}`
-}
-
-function num (v: number): string {
-  if (Number.isNaN(v)) return 'NaN'
-  if (v === Infinity) return '+Inf'
-  if (v === -Infinity) return '-Inf'
-  return String(v)
-}
-
-/** One `# HELP` and `# TYPE` per family, then its samples; histogram buckets are cumulative and end with +Inf. */
-export function renderPrometheus (families: MetricFamily[]): string {
-  const lines: string[] = []
-  for (const f of families) {
-    lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${f.name} ${f.type}`)
-    if (f.type === 'histogram') {
-      let cumulative = 0
-      f.histogram.buckets.forEach((b, i) => {
-        cumulative += f.histogram.counts[i] ?? 0
-        lines.push(`${f.name}_bucket{le="${num(b)}"} ${cumulative}`)
-      })
-      lines.push(`${f.name}_bucket{le="+Inf"} ${f.histogram.count}`, `${f.name}_sum ${num(f.histogram.sum)}`, `${f.name}_count ${f.histogram.count}`)
-    } else {
-      for (const s of f.samples) lines.push(`${f.name}${labelText(s.labels)} ${num(s.value)}`)
-    }
-  }
-  return lines.join('\n') + '\n'
-}

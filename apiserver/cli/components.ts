@@ -1,7 +1,6 @@
 // `orch controller-manager` and `orch scheduler` as processes of their own: configuration checked first, then the
 // API reached over HTTP, leader election on a Lease, and a clean stop on SIGTERM.
 
-import { createServer, type Server } from 'node:http'
 import { hostname } from 'node:os'
 import { readFileSync } from 'node:fs'
 import { randomUUID } from 'node:crypto'
@@ -16,6 +15,10 @@ import { startScheduler } from '../scheduler/run.js'
 import { UsageError, type Flags } from './args.js'
 import { loadCsrSigningSettings } from './csr-signing-flags.js'
 import { concurrencyOf, loadControllerManagerConfig, type LoadedConfig } from './cm-config/load.js'
+import { serveComponent } from './component-server.js'
+import { ComponentMetrics } from '../metrics/component-metrics.js'
+import { SchedulerMetrics } from '../metrics/scheduler-metrics.js'
+import { SERVED_MINOR } from '../endpoints/version.js'
 
 export interface ComponentOptions {
   component: 'controller-manager' | 'scheduler'
@@ -28,6 +31,8 @@ export interface ComponentOptions {
   rootCAFile?: string
   /** Health endpoint (`/healthz`, `/healthz/leaderElection`): port 0 is off; Generic.Port/Address of --config otherwise. */
   port?: number
+  /** --show-hidden-metrics-for-version of the component's /metrics (served on the health port). */
+  showHiddenMetricsForVersion?: string
   bindAddress?: string
   /** The parsed flags, for the --cluster-signing-* ones (CSR_SIGNING_FLAGS). */
   flags?: Flags
@@ -97,6 +102,7 @@ export function controllerSettingsOf (config: LoadedConfig['config']): Controlle
 /** Runs until SIGTERM/SIGINT (exit 0) or lost leadership (exit 1, as Kubernetes' components do). */
 export async function runComponent (o: ComponentOptions): Promise<number> {
   const plan = planComponent(o)
+  const metrics = new ComponentMetrics({ version: `1.${SERVED_MINOR}`, showHiddenMetricsForVersion: o.showHiddenMetricsForVersion })
   plan.settings.csrSigning = await loadCsrSigningSettings(o.flags ?? {}, plan.csrSigningSection)
   const logger = o.logger
   const connection = loadKubeconfig(plan.kubeconfig)
@@ -105,12 +111,12 @@ export async function runComponent (o: ComponentOptions): Promise<number> {
   let running: { stop(): void } | undefined
   const run = (): void => {
     running = o.component === 'scheduler'
-      ? startScheduler({ client, logger })
-      : startControllerManager({ client, logger, controllers: plan.controllers, concurrency: plan.concurrency, settings: plan.settings })
+      ? startScheduler({ client, logger, metrics: new SchedulerMetrics(metrics) })
+      : startControllerManager({ client, logger, controllers: plan.controllers, concurrency: plan.concurrency, settings: plan.settings, metrics })
     logger.info({ component: o.component }, 'started')
   }
   let elector: LeaderElector | undefined
-  const health = plan.health.port > 0 ? await serveHealth(plan.health, () => elector) : undefined
+  const health = plan.health.port > 0 ? await serveComponent({ ...plan.health, leaderHealthy: () => elector?.healthy() ?? true, metrics }) : undefined
   if (health !== undefined) logger.info({ port: plan.health.port, address: plan.health.address }, 'serving health checks')
   return await new Promise<number>(resolve => {
     // Controller timers are unref'd and idle sockets too: a candidate waiting for the lease must not just exit.
@@ -136,20 +142,6 @@ export async function runComponent (o: ComponentOptions): Promise<number> {
     })
     elector.start()
   })
-}
-
-/** `/healthz` (ok while the process runs) and `/healthz/leaderElection` (failing when a leader missed its renewals). */
-async function serveHealth (at: { port: number, address: string }, elector: () => LeaderElector | undefined): Promise<Server> {
-  const server = createServer((req, res) => {
-    const path = (req.url ?? '').split('?')[0]
-    const healthy = path === '/healthz' || path === '/livez' || path === '/readyz' ? true
-      : path === '/healthz/leaderElection' ? elector()?.healthy() ?? true : undefined
-    if (healthy === undefined) { res.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found\n'); return }
-    res.writeHead(healthy ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' })
-      .end(healthy ? 'ok' : 'leaderElection check failed: the lease was not renewed in time')
-  })
-  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(at.port, at.address, () => resolve()) })
-  return server
 }
 
 /** The PEM bundle of --root-ca-file / SAController.RootCAFile, read before anything connects. */

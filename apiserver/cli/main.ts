@@ -34,6 +34,7 @@ const SERVE_FLAGS: FlagSpec[] = [
   { name: 'feature-gates', kind: 'string', help: 'comma-separated Gate=true|false pairs (e.g. StructuredAuthenticationConfiguration=true)' },
   { name: 'tracing-config-file', kind: 'string', help: 'TracingConfiguration file: export a span per request over OTLP/gRPC (needs the APIServerTracing gate, on by default)' },
   { name: 'egress-selector-config-file', kind: 'string', help: 'EgressSelectorConfiguration file: route outbound connections (cluster: webhooks and orchlets) directly or through an HTTP CONNECT proxy' },
+  { name: 'show-hidden-metrics-for-version', kind: 'string', help: 'the previous minor release (e.g. 1.28) to show the metrics it deprecated, hidden since' },
   { name: 'readyz-fail-on-storage-full', kind: 'bool', help: 'fail /readyz while the store is full (default: the storage-space check is informational)', default: false },
   ...ETCD_FLAGS
 ]
@@ -48,6 +49,8 @@ const NODE_FLAGS: FlagSpec[] = [
   { name: 'node-ip', kind: 'string', help: "the local node's InternalIP (default: the orchlet's bind address, 127.0.0.1 for the generated config)" },
   { name: 'controllers', kind: 'string', help: "controllers to run in process: '*' for all, 'foo' to enable, '-foo' to disable (comma-separated; default '*', or Generic.Controllers of --controller-manager-config)" },
   { name: 'controller-manager-config', kind: 'string', help: 'OrchControllerManagerConfiguration file for the in-process controllers (concurrency, periods, controller settings)' },
+  { name: 'controller-manager-port', kind: 'int', help: 'plain HTTP port of the in-process controller manager\'s /healthz and /metrics (0: off)', default: 0 },
+  { name: 'scheduler-port', kind: 'int', help: 'plain HTTP port of the in-process scheduler\'s /healthz and /metrics (0: off)', default: 0 },
   { name: 'node-monitor-grace-period', kind: 'duration', help: 'how long a node may go without a heartbeat before it is Unknown', default: '40s' }
 ]
 
@@ -60,6 +63,7 @@ const COMPONENT_FLAGS: FlagSpec[] = [
   { name: 'root-ca-file', kind: 'string', help: 'PEM CA bundle published as the kube-root-ca.crt ConfigMap in every namespace (controller-manager only)' },
   { name: 'port', kind: 'int', help: 'port of /healthz and /healthz/leaderElection (0: off; default Generic.Port of --config)' },
   { name: 'bind-address', kind: 'string', help: 'address of the health port (default Generic.Address of --config, else 127.0.0.1)' },
+  { name: 'show-hidden-metrics-for-version', kind: 'string', help: 'the previous minor release (e.g. 1.28) to show the metrics it deprecated on /metrics of the health port' },
   ...CSR_SIGNING_FLAGS
 ]
 
@@ -219,6 +223,8 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
             maxConnections: flags['max-connections'] as number
           },
           shutdownDelayMs: durationFlag(flags, 'shutdown-delay-duration'),
+          showHiddenMetricsForVersion: flags['show-hidden-metrics-for-version'] as string | undefined,
+          componentPorts: command === 'up' ? { controllerManager: flags['controller-manager-port'] as number, scheduler: flags['scheduler-port'] as number } : undefined,
           security,
           structuredAuth,
           audit,
@@ -253,6 +259,7 @@ export async function main (argv: string[], io: MainIo = defaultIo): Promise<num
           port: flags.port as number | undefined,
           rootCAFile: flags['root-ca-file'] as string | undefined,
           bindAddress: flags['bind-address'] as string | undefined,
+          showHiddenMetricsForVersion: flags['show-hidden-metrics-for-version'] as string | undefined,
           flags,
           logger: makeLogger(io, flags)
         } as const

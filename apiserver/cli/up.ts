@@ -51,6 +51,11 @@ import { createTracing } from '../tracing/tracing.js'
 import { tracedAdmission, tracedAuthenticator, tracedAuthorizer, tracedStore } from '../tracing/traced.js'
 import { builtinDefinitions, builtinGroupVersions } from '../schema/builtin/catalog.js'
 import { parseRuntimeConfig } from '../schema/builtin/runtime-config.js'
+import { apiServerMetrics, collectStorageGauges, timedStore } from './metrics-setup.js'
+import { serveComponents } from './component-server.js'
+import { ComponentMetrics } from '../metrics/component-metrics.js'
+import { SchedulerMetrics } from '../metrics/scheduler-metrics.js'
+import { SERVED_MINOR } from '../endpoints/version.js'
 
 export interface UpOptions {
   dataDir: string
@@ -69,6 +74,10 @@ export interface UpOptions {
   limits?: Pick<ApiServerOptions, 'requestTimeoutMs' | 'inflight' | 'maxConnections' | 'minRequestTimeoutMs' | 'livezGracePeriodMs'>
   /** --shutdown-delay-duration: on stop, /readyz fails at once and requests are still served this long (default 0). */
   shutdownDelayMs?: number
+  /** --show-hidden-metrics-for-version: show the metrics deprecated in the previous minor release (only it is accepted). */
+  showHiddenMetricsForVersion?: string
+  /** Plain HTTP ports of the in-process controller manager's and scheduler's /healthz and /metrics (0 or absent: off). */
+  componentPorts?: { controllerManager?: number, scheduler?: number }
   /** Run the controller manager and the scheduler in process (default true; `orch apiserver` runs neither). */
   controllers?: boolean
   /** `--controllers` of `orch up` (default: all). */
@@ -98,8 +107,13 @@ export interface UpOptions {
 }
 
 /** The controller manager and the scheduler on one set of informers, talking to the registry in process. */
-function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: ServerPki, authorizer: Authorizer): { stop(): void } {
+function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: ServerPki, authorizer: Authorizer): Workloads {
   const config = o.controllerManagerConfig ?? {}
+  const version = `1.${SERVED_MINOR}`
+  const metrics = {
+    controllerManager: new ComponentMetrics({ version, showHiddenMetricsForVersion: o.showHiddenMetricsForVersion }),
+    scheduler: new ComponentMetrics({ version, showHiddenMetricsForVersion: o.showHiddenMetricsForVersion })
+  }
   const fromConfig = controllerSettingsOf(config)
   const cm = startControllerManager({
     client: inProcessClient(registry, 'orch-controller-manager'),
@@ -112,10 +126,22 @@ function startWorkloads (registry: Registry, logger: Logger, o: UpOptions, pki: 
       rootCABundle: pki.servingCaPem,
       csrSigning: { ca: pki.ca },
       csrApprovalAuthorizer: authorizer
-    }
+    },
+    metrics: metrics.controllerManager
   })
-  const scheduler = startScheduler({ client: inProcessClient(registry, 'orch-scheduler'), logger: logger.child({ component: 'scheduler' }), informers: cm.informers })
-  return { stop () { scheduler.stop(); cm.stop() } }
+  const scheduler = startScheduler({ client: inProcessClient(registry, 'orch-scheduler'), logger: logger.child({ component: 'scheduler' }), informers: cm.informers, metrics: new SchedulerMetrics(metrics.scheduler) })
+  return { metrics, stop () { scheduler.stop(); cm.stop() } }
+}
+
+interface Workloads { metrics: { controllerManager: ComponentMetrics, scheduler: ComponentMetrics }, stop(): void }
+
+/** The in-process components' health and metrics ports, when asked for; the returned stop closes them too. */
+async function serveWorkloads (w: Workloads, o: UpOptions, logger: Logger): Promise<{ stop(): void }> {
+  const servers = await serveComponents([
+    { name: 'controller-manager', port: o.componentPorts?.controllerManager, metrics: w.metrics.controllerManager },
+    { name: 'scheduler', port: o.componentPorts?.scheduler, metrics: w.metrics.scheduler }
+  ], o.bindAddress, logger).catch((err: unknown) => { w.stop(); throw err })
+  return { stop () { w.stop(); for (const s of servers) s.close() } }
 }
 
 export interface ControlPlane {
@@ -140,6 +166,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const { logger } = o
   const kubeconfigPath = join(o.dataDir, 'kubeconfig')
   // Every configuration is checked before anything listens or writes a file.
+  const metrics = apiServerMetrics(o.showHiddenMetricsForVersion)
   const orchconfigPath = nodeKubeconfigPath(o.dataDir)
   const egress = createEgress(o.egress)
   const prepared = o.localNode === undefined ? undefined : await prepareLocalNode({ dataDir: o.dataDir, kubeconfigPath: orchconfigPath, logger, ...o.localNode })
@@ -147,12 +174,12 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger) : await openLmdbStore({
+  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger) : await openLmdbStore({
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,
     reserveBytes: o.storage?.reserveBytes
-  })
+  }))
   let registry: Registry | undefined
   let server: ApiServer | undefined
   let workloads: { stop(): void } | undefined
@@ -219,9 +246,11 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     if (o.audit !== undefined) auditor = await openAuditor(o.audit, logger, { deprecatedApi: registryDeprecations(registry) })
     let registryStarted = false
     const startRegistry = registry.start().then(() => { registryStarted = true })
+    collectStorageGauges(metrics, () => built, store)
     server = createApiServer({
       registry: served,
       logger,
+      metrics,
       ...o.limits,
       openapi: { v2: buildOpenAPIv2, v3GroupVersion: buildOpenAPIv3GroupVersion },
       tls: security.tls,
@@ -250,7 +279,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await adm.start(registry)
     spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
     // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
-    workloads = o.controllers === false ? undefined : startWorkloads(served, logger, o, security.pki, authorizer)
+    workloads = o.controllers === false ? undefined : await serveWorkloads(startWorkloads(served, logger, o, security.pki, authorizer), o, logger)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
     const url = `https://${clientHost(o.bindAddress)}:${port}`
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)

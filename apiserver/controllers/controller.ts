@@ -9,6 +9,7 @@ import { WorkQueue } from './workqueue.js'
 import type { CertificateAuthority } from '../pki/certs.js'
 import type { Authorizer } from '../auth/types.js'
 import type { PolicyTypeChecker } from '../admission/vap/type-check.js'
+import type { WorkqueueMetricsProvider } from '../metrics/workqueue-metrics.js'
 
 /** What a controller is given: the API, shared informers, time, events and a logger. */
 export interface ControllerContext {
@@ -19,6 +20,8 @@ export interface ControllerContext {
   logger: Logger
   /** Settings from the configuration file (OrchControllerManagerConfiguration); unset ones take Kubernetes' defaults. */
   settings: ControllerSettings
+  /** The controller manager's workqueue_* metrics, one queue per controller name; none without. */
+  workqueueMetrics?: WorkqueueMetricsProvider
 }
 
 export interface ControllerSettings {
@@ -72,7 +75,7 @@ export abstract class QueueController implements Controller {
   private running = false
 
   constructor (readonly name: string, protected readonly c: ControllerContext) {
-    this.queue = new WorkQueue({ clock: c.clock })
+    this.queue = new WorkQueue({ clock: c.clock, metrics: c.workqueueMetrics?.forQueue(name, () => c.clock.now()) })
   }
 
   abstract reconcile (key: string): Promise<ReconcileResult | void>

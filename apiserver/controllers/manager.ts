@@ -8,6 +8,8 @@ import { apiEventRecorder } from './events.js'
 import { InformerFactory } from './informer.js'
 import { CONTROLLERS, type ControllerName } from './registry.js'
 import { bootstrapClusterObjects } from './cluster/bootstrap.js'
+import type { ComponentMetrics } from '../metrics/component-metrics.js'
+import { WorkqueueMetricsProvider } from '../metrics/workqueue-metrics.js'
 
 export interface ControllerManagerOptions {
   client: ApiClient
@@ -18,6 +20,8 @@ export interface ControllerManagerOptions {
   /** Workers per controller (the Concurrent*Syncs settings); default 5. */
   concurrency?: Partial<Record<ControllerName, number>>
   settings?: ControllerSettings
+  /** The controller manager's registry: each controller's work queue reports workqueue_* there. */
+  metrics?: ComponentMetrics
 }
 
 export interface RunningControllers {
@@ -38,7 +42,7 @@ export function controllerEnabled (name: string, list: string[]): boolean {
 export function startControllerManager (o: ControllerManagerOptions): RunningControllers {
   const clock = o.clock ?? systemControllerClock
   const informers = new InformerFactory(o.client, clock, o.logger)
-  const c: ControllerContext = { client: o.client, informers, clock, logger: o.logger, events: apiEventRecorder(o.client, 'orch-controller-manager', clock, o.logger), settings: o.settings ?? {} }
+  const c: ControllerContext = { client: o.client, informers, clock, logger: o.logger, events: apiEventRecorder(o.client, 'orch-controller-manager', clock, o.logger), settings: o.settings ?? {}, workqueueMetrics: o.metrics === undefined ? undefined : new WorkqueueMetricsProvider(o.metrics) }
   const list = o.controllers ?? ['*']
   const running = new Map<ControllerName, Controller>()
   for (const [name, make] of Object.entries(CONTROLLERS) as Array<[ControllerName, (c: ControllerContext) => Controller | undefined]>) {

@@ -1,12 +1,15 @@
 // A rate-limited work queue of object keys, as client-go's: a key is queued once, processed by one worker at a time, retried with back-off.
 
 import type { ControllerClock, Timer } from './clock.js'
+import type { QueueMetrics } from '../metrics/workqueue-metrics.js'
 
 export interface WorkQueueOptions {
   clock: ControllerClock
   /** First retry delay (client-go: 5 ms), doubled per failure of the same key up to `maxDelayMs` (1000 s). */
   baseDelayMs?: number
   maxDelayMs?: number
+  /** workqueue_* metrics of this queue (WorkqueueMetricsProvider.forQueue); none without. */
+  metrics?: QueueMetrics
 }
 
 /**
@@ -32,10 +35,20 @@ export class WorkQueue {
 
   add (key: string): void {
     if (this.shut) return
-    if (this.active.has(key)) { this.dirty.add(key); return }
+    if (this.active.has(key)) {
+      if (!this.dirty.has(key)) this.o.metrics?.add(key, this.o.clock.now())
+      this.dirty.add(key)
+      return
+    }
     if (this.queued.has(key)) return
+    this.o.metrics?.add(key, this.o.clock.now())
+    this.enqueue(key)
+  }
+
+  /** Hands `key` to a waiting worker or queues it (already counted as added). */
+  private enqueue (key: string): void {
     const waiter = this.waiters.shift()
-    if (waiter !== undefined) { this.active.add(key); waiter(key); return }
+    if (waiter !== undefined) { this.active.add(key); this.o.metrics?.get(key, this.o.clock.now()); waiter(key); return }
     this.queued.add(key)
     this.queue.push(key)
   }
@@ -58,6 +71,7 @@ export class WorkQueue {
   addRateLimited (key: string): void {
     const n = this.failures.get(key) ?? 0
     this.failures.set(key, n + 1)
+    this.o.metrics?.retry()
     this.addAfter(key, Math.min(this.max, this.base * 2 ** n))
   }
 
@@ -73,6 +87,7 @@ export class WorkQueue {
     if (key !== undefined) {
       this.queued.delete(key)
       this.active.add(key)
+      this.o.metrics?.get(key, this.o.clock.now())
       return key
     }
     return await new Promise(resolve => this.waiters.push(resolve))
@@ -81,7 +96,8 @@ export class WorkQueue {
   /** A worker finished `key`; if it was added meanwhile, it is queued again. */
   done (key: string): void {
     this.active.delete(key)
-    if (this.dirty.delete(key)) this.add(key)
+    this.o.metrics?.done(key, this.o.clock.now())
+    if (this.dirty.delete(key) && !this.shut) this.enqueue(key)
   }
 
   get length (): number { return this.queue.length }

@@ -41,16 +41,18 @@ export async function serveWatch (call: Call): Promise<void> {
   const resourceKey = `${def.group}/${def.version}/${def.plural}`
   const encoder = watchEncoderFor(call.media, env.convertor(def), resourceKey)
   let untrack = (): void => {}
+  const counted = env.watchOpened?.({ group: def.group, version: def.version, kind: def.kind })
   const stream = createWatchStream(res, warningHeaders(ctx.warnings), {
     timeoutMs,
     contentType: watchContentType(call.media),
     maxPendingBytes: env.maxWatchPendingBytes,
-    onClose: () => untrack(),
+    onClose: () => { untrack(); counted?.closed() },
     onSlowConsumer: () => env.logger.warn({ resource: resourceKey }, 'watch closed: client too slow')
   })
   untrack = env.trackWatch(stream)
   try {
-    const sub = await call.handler.watch(ctx, call.info.namespace, query, encoder, stream.sink)
+    const sink = counted === undefined ? stream.sink : { write: (chunks: Buffer[]) => { for (const c of chunks) counted.sent(c.length); stream.sink.write(chunks) }, end: stream.sink.end }
+    const sub = await call.handler.watch(ctx, call.info.namespace, query, encoder, sink)
     stream.attach(sub)
     if (stream.closed && !res.writableEnded && !res.headersSent) res.destroy()
   } catch (err) {

@@ -31,6 +31,8 @@ export interface ResourceEnv {
   convertor(def: ResourceDefinition): TableConvertor
   /** Registers an open watch so shutdown can end it; returns the unregister function. */
   trackWatch(stream: WatchStream): () => void
+  /** Watch metrics (apiserver_registered_watchers, apiserver_watch_events_*): a watch of `kind` opened; none without. */
+  watchOpened?(w: { group: string, version: string, kind: string }): { sent(bytes: number): void, closed(): void }
   maxWatchPendingBytes?: number
   /** --min-request-timeout: a watch without timeoutSeconds lasts between this and twice this (default 30 min). */
   minRequestTimeoutMs?: number

@@ -29,9 +29,12 @@ export const DEFAULT_INFLIGHT: InflightLimits = { readonly: 400, mutating: 200 }
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 
 /** kube-apiserver's max-in-flight filter: long-running requests are not counted; the excess answers 429. */
-export function withInflightLimit (limits: InflightLimits, next: RequestHandler): RequestHandler {
+/** `inUse` hears each change of the requests in flight per kind (apiserver_current_inflight_requests). */
+export function withInflightLimit (limits: InflightLimits, next: RequestHandler,
+  inUse?: (kind: 'readOnly' | 'mutating', current: number) => void): RequestHandler {
   let readonly = 0
   let mutating = 0
+  const report = (isMutating: boolean): void => { inUse?.(isMutating ? 'mutating' : 'readOnly', isMutating ? mutating : readonly) }
   return async (req, res, target) => {
     if (target.longRunning) return await next(req, res, target)
     const isMutating = MUTATING.has(req.method ?? 'GET')
@@ -40,12 +43,14 @@ export function withInflightLimit (limits: InflightLimits, next: RequestHandler)
     if (limit > 0 && current >= limit) throw tooManyRequests('Too many requests, please try again later.', 1)
     if (isMutating) mutating++
     else readonly++
+    report(isMutating)
     let released = false
     const release = (): void => {
       if (released) return
       released = true
       if (isMutating) mutating--
       else readonly--
+      report(isMutating)
     }
     // A slot is held until the response is done or the connection goes, whichever comes first.
     res.once('close', release)

@@ -9,6 +9,7 @@ import { NodeInfo } from './node-info.js'
 import { scoreNodes } from './scores.js'
 import { findPreemption, type Preemption } from './preemption.js'
 import { rfc3339 } from '../registry/object-meta.js'
+import type { SchedulerMetrics } from '../metrics/scheduler-metrics.js'
 
 export const DEFAULT_SCHEDULER = 'default-scheduler'
 
@@ -19,6 +20,8 @@ export interface SchedulerOptions {
   maxBackoffMs?: number
   /** Unschedulable pods are retried at least this often even without a cluster change (kube-scheduler: 5 min). */
   unschedulableFlushMs?: number
+  /** The scheduler's metrics (attempts, their latency, pending pods); none without. */
+  metrics?: SchedulerMetrics
 }
 
 interface Queued { key: string, priority: number, since: number }
@@ -36,6 +39,7 @@ export class Scheduler {
   private readonly queuedKeys = new Set<string>()
   private readonly unschedulable = new Map<string, number>()
   private readonly attempts = new Map<string, number>()
+  private readonly gated = new Set<string>()
   private wake?: () => void
   private running = false
   private flushTimer?: { cancel(): void }
@@ -45,6 +49,11 @@ export class Scheduler {
     this.name = o.schedulerName ?? DEFAULT_SCHEDULER
     this.pods = c.informers.informer(RESOURCES.pods)
     this.nodes = c.informers.informer(RESOURCES.nodes)
+    o.metrics?.readPending(() => ({ active: this.active.length, backoff: 0, unschedulable: this.unschedulable.size, gated: this.gated.size }))
+  }
+
+  private attempted (result: 'scheduled' | 'unschedulable' | 'error', startMs: number): void {
+    this.o.metrics?.attempt(this.name, result, (performance.now() - startMs) / 1000)
   }
 
   start (): void {
@@ -87,7 +96,8 @@ export class Scheduler {
     }
     if (this.assumed.has(key)) return
     if (!isPodActive(pod) || (pod.spec?.schedulerName ?? DEFAULT_SCHEDULER) !== this.name) { this.dequeue(key); return }
-    if (((pod.spec?.schedulingGates ?? []) as Obj[]).length > 0) { void this.markGated(pod); return }
+    if (((pod.spec?.schedulingGates ?? []) as Obj[]).length > 0) { this.gated.add(key); void this.markGated(pod); return }
+    this.gated.delete(key)
     if (!this.unschedulable.has(key)) this.enqueue(key, pod)
   }
 
@@ -118,6 +128,7 @@ export class Scheduler {
   }
 
   private dequeue (key: string): void {
+    this.gated.delete(key)
     this.unschedulable.delete(key)
     this.attempts.delete(key)
     if (!this.queuedKeys.delete(key)) return
@@ -164,9 +175,11 @@ export class Scheduler {
       this.queuedKeys.delete(item.key)
       const pod = this.pods.get(item.key)
       if (pod === undefined || (pod.spec?.nodeName ?? '') !== '' || !isPodActive(pod)) continue
+      const start = performance.now()
       try {
-        this.scheduleOne(item.key, pod)
+        this.scheduleOne(item.key, pod, start)
       } catch (err) {
+        this.attempted('error', start)
         this.c.logger.warn({ err, pod: item.key }, 'scheduling failed')
       }
       // Let informer events and bindings in flight progress between cycles.
@@ -175,7 +188,7 @@ export class Scheduler {
   }
 
   /** One scheduling cycle: filter, score, assume, bind in the background. */
-  scheduleOne (key: string, pod: Obj): string | undefined {
+  scheduleOne (key: string, pod: Obj, start = performance.now()): string | undefined {
     const all = [...this.infos.values()].filter(n => n.node !== undefined)
     const state: CycleState = { nodes: all }
     const feasible: NodeInfo[] = []
@@ -186,6 +199,7 @@ export class Scheduler {
       for (const r of why) reasons.set(r, (reasons.get(r) ?? 0) + 1)
     }
     if (feasible.length === 0) {
+      this.attempted('unschedulable', start)
       void this.recordUnschedulable(key, pod, fitErrorMessage(all.length, reasons))
       const plan = findPreemption(pod, all)
       if (plan !== undefined) void this.preempt(pod, plan)
@@ -197,22 +211,25 @@ export class Scheduler {
     const chosen = top[this.next++ % top.length]
     this.assumed.add(key)
     this.place(key, chosen.name, pod)
-    void this.bind(key, pod, chosen.name)
+    void this.bind(key, pod, chosen.name, start)
     return chosen.name
   }
 
-  private async bind (key: string, pod: Obj, node: string): Promise<void> {
+  private async bind (key: string, pod: Obj, node: string, start: number): Promise<void> {
     const ns = String(pod.metadata.namespace)
     const name = String(pod.metadata.name)
     try {
       await this.c.client.resource(RESOURCES.pods).createSubresource(ns, name, 'binding', {
         apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace: ns, uid: pod.metadata.uid }, target: { apiVersion: 'v1', kind: 'Node', name: node }
       })
+      this.attempted('scheduled', start)
+      this.o.metrics?.scheduled((this.attempts.get(key) ?? 0) + 1)
       this.attempts.delete(key)
       this.c.events.event(pod, 'Normal', 'Scheduled', `Successfully assigned ${ns}/${name} to ${node}`)
     } catch (err) {
       this.assumed.delete(key)
       this.unplace(key)
+      this.attempted('error', start)
       const code = (err as { code?: number }).code
       if (code === 404) return
       this.c.logger.debug({ err, pod: key }, 'binding failed; retrying')
