@@ -32,7 +32,7 @@ import { createPodLogProxy, type OrchletTls } from './endpoints/pod-log.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
-import { serveMetrics, withRequestMetrics } from './endpoints/request-metrics.js'
+import { serveMetrics, servedBy, withRequestMetrics } from './endpoints/request-metrics.js'
 import { ApiServerMetrics } from './metrics/apiserver-metrics.js'
 
 export interface ApiServerOptions {
@@ -213,7 +213,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const authenticated: RequestHandler = opts.authentication === undefined
     ? async (req, res, target) => { target.user = INSECURE_ADMIN; await audited(req, res, target) }
     : withAuthentication(opts.authentication, logger, audited)
-  const pipeline = withRequestMetrics(metrics, opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated))
+  const pipeline = withRequestMetrics(metrics, servedBy(registry), opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated))
 
   function handle (req: IncomingMessage, res: ServerResponse): void {
     const started = now()
