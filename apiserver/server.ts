@@ -41,7 +41,7 @@ import { takeOverUpgrade } from './endpoints/upgrade.js'
 import { createTableConvertor, type TableConvertor } from './endpoints/table.js'
 import type { WatchStream } from './endpoints/watch.js'
 import { versionInfo } from './endpoints/version.js'
-import { serveMetrics, withRequestMetrics } from './endpoints/request-metrics.js'
+import { serveMetrics, servedBy, withRequestMetrics } from './endpoints/request-metrics.js'
 import { ApiServerMetrics } from './metrics/apiserver-metrics.js'
 
 export interface ApiServerOptions {
@@ -241,7 +241,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const authenticated: RequestHandler = opts.authentication === undefined
     ? async (req, res, target) => { target.user = INSECURE_ADMIN; await audited(req, res, target) }
     : withAuthentication(opts.authentication, logger, audited)
-  const measured = withRequestMetrics(metrics, opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated))
+  const measured = withRequestMetrics(metrics, servedBy(registry), opts.audit === undefined ? authenticated : withAuditInit(opts.audit, authenticated))
   const pipeline = opts.tracing === undefined ? measured : withTracing(opts.tracing, measured)
 
   function handle (req: IncomingMessage, res: ServerResponse): void {

@@ -48,6 +48,9 @@ t.test('requests are counted and timed with kube-apiserver labels, storage and w
   t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/a')).status, 200)
   t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/missing')).status, 404)
   t.equal((await call('GET', '/api/v1/configmaps')).status, 200)
+  t.equal((await call('GET', '/api/v1/namespaces/default/nosuchthings/x')).status, 404)
+  t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/a/nosuchsub')).status, 404)
+  t.equal((await call('POST', '/api/v1/namespaces/default/configmaps?dryRun=Garbage', { ...cm, metadata: { name: 'c' } })).status, 422)
 
   // A watch open during the scrape: registered and long-running; its first event counted.
   const ac = new AbortController()
@@ -65,6 +68,9 @@ t.test('requests are counted and timed with kube-apiserver labels, storage and w
   t.equal(sample(text, 'apiserver_request_total', { ...req, verb: 'GET', scope: 'resource', code: '404' }), 1)
   t.equal(sample(text, 'apiserver_request_total', { ...req, verb: 'LIST', scope: 'cluster', code: '200' }), 1)
   t.equal(sample(text, 'apiserver_request_duration_seconds_count', { ...req, verb: 'GET', scope: 'resource' }), 2)
+  t.notMatch(text, 'nosuch', 'paths naming no served resource or subresource make no series')
+  t.equal(sample(text, 'apiserver_request_total', { verb: 'GET', group: '', version: '', resource: '', scope: '', code: '404' }), 2)
+  t.equal(sample(text, 'apiserver_request_total', { ...req, verb: 'POST', dry_run: 'invalid', scope: 'namespace', code: '422' }), 1)
   t.equal(sample(text, 'apiserver_request_duration_seconds_bucket', { ...req, verb: 'GET', scope: 'resource', le: '60' }), 2)
   t.equal(sample(text, 'apiserver_longrunning_requests', { verb: 'WATCH', group: '', version: 'v1', resource: 'configmaps', scope: 'namespace', component: 'apiserver' }), 1)
   t.equal(sample(text, 'apiserver_registered_watchers', { group: '', version: 'v1', kind: 'ConfigMap' }), 1)

@@ -6,6 +6,7 @@ import { StatusError } from '../errors/status-error.js'
 import type { ApiServerMetrics } from '../metrics/apiserver-metrics.js'
 import { parseRequestInfo, rawPath, type RequestInfo } from './request-info.js'
 import type { RequestHandler } from './request-limits.js'
+import type { Registry } from '../registry/types.js'
 
 const APPLY_PATCH = 'application/apply-patch+yaml'
 
@@ -26,9 +27,29 @@ function reportedVerb (req: IncomingMessage, info: RequestInfo | undefined): str
   }
 }
 
-/** cleanDryRun: the dryRun values, sorted and joined by commas ('' for a real request). */
+/** cleanDryRun: '' for a real request, `All`, or `invalid` (any other value would make a new series). */
 function dryRunLabel (url: URL): string {
-  return [...new Set(url.searchParams.getAll('dryRun').filter(v => v !== ''))].sort().join(',')
+  const values = [...new Set(url.searchParams.getAll('dryRun').filter(v => v !== ''))]
+  if (values.length === 0) return ''
+  return values.every(v => v === 'All') ? 'All' : 'invalid'
+}
+
+/** Whether the server serves `resource` (and `subresource`) in group/version: only those name a series. */
+export type KnownResource = (group: string, version: string, resource: string, subresource: string) => boolean
+
+/** Connect-style subresources the HTTP layer serves itself (pods/log; proxies, exec and attach where served). */
+const CONNECT_SUBRESOURCES = new Set(['log', 'proxy', 'exec', 'attach', 'portforward'])
+
+/** The registry's resources and their subresources (status, scale, approval, POST-only ones, connect-style ones). */
+export function servedBy (registry: Registry): KnownResource {
+  return (group, version, resource, subresource) => {
+    const def = registry.handler(group, version, resource)?.definition
+    if (def === undefined) return false
+    if (subresource === '' || CONNECT_SUBRESOURCES.has(subresource)) return true
+    if ((subresource === 'status' && def.subresources.status === true) || (subresource === 'approval' && def.subresources.approval === true)) return true
+    if (subresource === 'scale' && def.subresources.scale !== undefined) return true
+    return registry.subresourceNames(group, version, resource).includes(subresource)
+  }
 }
 
 function scopeOf (info: RequestInfo | undefined): string {
@@ -42,9 +63,11 @@ export interface RequestLabels {
 }
 
 /** The labels a request is recorded under; non-resource requests carry only the verb and component. */
-export function requestLabels (req: IncomingMessage, url: URL): RequestLabels {
+export function requestLabels (req: IncomingMessage, url: URL, known: KnownResource): RequestLabels {
   const parsed = parseRequestInfo(req.method ?? 'GET', url, rawPath(req.url ?? '/'))
-  const info = parsed instanceof StatusError || parsed.kind !== 'resource' ? undefined : parsed.info
+  const resource = parsed instanceof StatusError || parsed.kind !== 'resource' ? undefined : parsed.info
+  // A path naming no served resource (a 404) is recorded without resource labels, so probes cannot grow the series.
+  const info = resource !== undefined && known(resource.group, resource.version, resource.resource, resource.subresource) ? resource : undefined
   return {
     verb: reportedVerb(req, info),
     dry_run: dryRunLabel(url),
@@ -61,10 +84,10 @@ export function requestLabels (req: IncomingMessage, url: URL): RequestLabels {
  * Outermost step: every answered request counts under its HTTP code (401, 403 and 429 too), its latency is observed
  * when the response ends or the connection closes; long-running ones are in the gauge meanwhile.
  */
-export function withRequestMetrics (metrics: ApiServerMetrics, next: RequestHandler): RequestHandler {
+export function withRequestMetrics (metrics: ApiServerMetrics, known: KnownResource, next: RequestHandler): RequestHandler {
   return async (req, res, target) => {
     const start = process.hrtime.bigint()
-    const labels = requestLabels(req, target.url)
+    const labels = requestLabels(req, target.url, known)
     const { dry_run: _dryRun, ...longLabels } = labels
     if (target.longRunning) metrics.longRunning.inc(longLabels)
     let recorded = false
