@@ -62,7 +62,7 @@ function autoscaling (): KindEntry[] {
 /** events.k8s.io/v1 Event: the same objects as core v1 Events, converted field by field. */
 function events (): KindEntry {
   return { group: 'events.orch.io', version: 'v1', kind: 'Event', plural: 'events', schema: api('events', 'v1', 'Event'),
-    namespaced: true, shortNames: ['ev'], allowCreateOnUpdate: true, storedAs: { group: '', version: 'v1' }, conversion: 'event',
+    namespaced: true, shortNames: ['ev'], allowCreateOnUpdate: true, strategy: 'events-v1', storedAs: { group: '', version: 'v1' }, conversion: 'event',
     printerColumns: [col('Type', '.type'), col('Reason', '.reason'), col('Object', '.regarding.name'), col('Note', '.note'), age] }
 }
 
