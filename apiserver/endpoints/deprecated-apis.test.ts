@@ -74,3 +74,27 @@ t.test('kinds of the new groups are stored and validated from their schemas', as
   })
   t.equal(apisvc.status, 201)
 })
+
+t.test('a CRD version marked deprecated answers its deprecationWarning (or Kubernetes\' default wording)', async t => {
+  const { call, metrics } = await start(t)
+  const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } }
+  const crd = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com', scope: 'Namespaced', names: { plural: 'widgets', kind: 'Widget' },
+      versions: [{ name: 'v1', served: true, storage: true, schema },
+        { name: 'v1beta1', served: true, storage: false, deprecated: true, schema },
+        { name: 'v1alpha1', served: true, storage: false, deprecated: true, deprecationWarning: 'use example.com/v1 widgets', schema }]
+    }
+  })
+  t.equal(crd.status, 201)
+  const deadline = Date.now() + 10_000
+  while ((await call('GET', '/apis/example.com/v1/namespaces/default/widgets')).status !== 200) {
+    if (Date.now() > deadline) throw new Error('CRD not served')
+    await new Promise(resolve => setTimeout(resolve, 50))
+  }
+  t.equal((await call('GET', '/apis/example.com/v1beta1/namespaces/default/widgets')).warning, '299 - "example.com/v1beta1 Widget is deprecated"')
+  t.equal((await call('GET', '/apis/example.com/v1alpha1/namespaces/default/widgets')).warning, '299 - "use example.com/v1 widgets"')
+  t.equal((await call('GET', '/apis/example.com/v1/namespaces/default/widgets')).warning, undefined)
+  t.match(await metrics.metrics(), /apiserver_requested_deprecated_apis\{group="example.com",version="v1beta1",resource="widgets",subresource="",removed_release=""\} 1/)
+})

@@ -8,7 +8,7 @@ import { encodeObject, send, warningHeaders } from './encode.js'
 import type { ResourceEnv } from './handlers.js'
 import { bodyFormat, negotiateResponse, type ResponseMedia } from './negotiate.js'
 import type { RequestInfo } from './request-info.js'
-import { buildRequestContext } from './request-context.js'
+import { buildRequestContext, prettyOf } from './request-context.js'
 
 export async function serveSubresourceCreate (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL,
   info: RequestInfo, user: UserInfo, creater: SubresourceCreater): Promise<void> {
@@ -52,7 +52,7 @@ export async function serveCreaterCreate (env: ResourceEnv, req: IncomingMessage
 
 function answer (req: IncomingMessage, res: ServerResponse, url: URL, media: ResponseMedia,
   result: SubresourceResult, warnings: string[]): void {
-  const pretty = url.searchParams.get('pretty') === 'true'
+  const pretty = prettyOf(url.searchParams)
   const out = media.form === 'yaml' ? media : { form: 'json' as const }
   send(req, res, result.status, encodeObject(Buffer.from(JSON.stringify(result.object)), out, pretty), warningHeaders(warnings))
 }

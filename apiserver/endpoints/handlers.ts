@@ -19,7 +19,7 @@ import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresour
 import type { PodLogProxy } from './pod-log.js'
 import type { ResourceProxy } from './proxy.js'
 import { POD_STREAM_SUBRESOURCES, type PodStreamKind, type PodStreamProxy, type UpgradeConnection } from './pod-stream.js'
-import { buildRequestContext } from './request-context.js'
+import { buildRequestContext, prettyOf } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
 export interface ResourceEnv {
@@ -142,7 +142,7 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: protobufFor(env, routed.def, routed.subresource) })
   if ('code' in negotiated) throw negotiated
   const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated
-  const pretty = url.searchParams.get('pretty') === 'true' || url.searchParams.get('pretty') === '1'
+  const pretty = prettyOf(url.searchParams)
   const call: Call = { env, req, res, url, info, user, pretty, media, ...routed }
   switch (info.verb) {
     case 'get': return await serveGet(call)

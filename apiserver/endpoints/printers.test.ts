@@ -89,7 +89,21 @@ const cells: Array<[string, string, object, unknown]> = [
   ['an event series\' count', 'eventCount', { count: 2, series: { count: 4 } }, 4],
   ['an event\'s source', 'eventSource', { source: { component: 'orchlet', host: 'n1' } }, 'orchlet, n1'],
   ['scale DESIRED', 'scaleDesired', { spec: { replicas: 3 } }, 3],
-  ['scale AVAILABLE of a scale without status', 'scaleAvailable', { spec: {} }, 0]
+  ['scale AVAILABLE of a scale without status', 'scaleAvailable', { spec: {} }, 0],
+  ['node roles under both label spellings', 'nodeRoles', { metadata: { labels: { 'node-role.kubernetes.io/control-plane': '', 'node-role.orch.io/edge': '', 'kubernetes.io/role': 'gpu' } } }, 'control-plane,edge,gpu'],
+  ['an HPA\'s reference', 'hpaReference', { spec: { scaleTargetRef: { kind: 'Deployment', name: 'web' } } }, 'Deployment/web'],
+  ['an HPA\'s targets before metrics come', 'hpaTargets', { spec: { metrics: [
+    { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 75 } } },
+    { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue', averageValue: '10' } } }] } }, 'cpu: <unknown>/75%, <unknown>/10 (avg)'],
+  ['an HPA\'s targets with current values', 'hpaTargets', { spec: { metrics: [{ type: 'Resource', resource: { name: 'memory', target: { type: 'Utilization', averageUtilization: 80 } } }] },
+    status: { currentMetrics: [{ type: 'Resource', resource: { name: 'memory', current: { averageUtilization: 41 } } }] } }, 'memory: 41%/80%'],
+  ['an autoscaling/v1 HPA\'s target', 'hpaTargets', { spec: { targetCPUUtilizationPercentage: 60 }, status: { currentCPUUtilizationPercentage: 12 } }, 'cpu: 12%/60%'],
+  ['an HPA without metrics', 'hpaTargets', { spec: {} }, '<none>'],
+  ['an HPA without minReplicas', 'hpaMinPods', { spec: {} }, '<unset>'],
+  ['an ingress without class or hosts', 'ingressHosts', { spec: { rules: [{ http: {} }] } }, '*'],
+  ['an ingress\'s class', 'ingressClass', { spec: {} }, '<none>'],
+  ['an ingress with TLS', 'ingressPorts', { spec: { tls: [{ hosts: ['a'] }] } }, '80, 443'],
+  ['a network policy selecting all pods', 'networkPolicySelector', { spec: { podSelector: {} } }, '<none>']
 ]
 for (const [what, printer, object, want] of cells) {
   t.test(`prints ${what}`, async t => { t.same(print(printer, object), want) })

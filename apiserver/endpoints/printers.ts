@@ -5,6 +5,7 @@ import { POD_PRINTERS } from './printers-pod.js'
 import { WORKLOAD_PRINTERS } from './printers-workloads.js'
 import { AUTOSCALING_PRINTERS } from './printers-autoscaling.js'
 import { CLUSTER_PRINTERS } from './printers-cluster.js'
+import { NETWORKING_PRINTERS } from './printers-networking.js'
 
 type Obj = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -21,8 +22,10 @@ function nodeStatus (node: Obj): string {
 function nodeRoles (node: Obj): string {
   const roles = new Set<string>()
   for (const [k, v] of Object.entries((node.metadata?.labels ?? {}) as Record<string, string>)) {
-    if (k.startsWith('node-role.orch.io/') && k.length > 'node-role.orch.io/'.length) roles.add(k.slice('node-role.orch.io/'.length))
-    else if (k === 'orch.io/role' && v) roles.add(v)
+    // Both spellings of the well-known role labels: node-role.orch.io/<role> and node-role.kubernetes.io/<role>.
+    const prefix = ['node-role.orch.io/', 'node-role.kubernetes.io/'].find(p => k.startsWith(p) && k.length > p.length)
+    if (prefix !== undefined) roles.add(k.slice(prefix.length))
+    else if ((k === 'orch.io/role' || k === 'kubernetes.io/role') && v) roles.add(v)
   }
   return roles.size === 0 ? '<none>' : [...roles].sort().join(',')
 }
@@ -83,6 +86,7 @@ export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   ...WORKLOAD_PRINTERS,
   ...AUTOSCALING_PRINTERS,
   ...CLUSTER_PRINTERS,
+  ...NETWORKING_PRINTERS,
   nodeStatus,
   nodeRoles,
   nodeInternalIP: nodeAddress('InternalIP'),

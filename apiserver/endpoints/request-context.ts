@@ -83,6 +83,12 @@ export function parseBoolean (name: string, value: string | null): boolean | und
   throw badRequest(`invalid value for ${name}: strconv.ParseBool: parsing "${value}": invalid syntax`)
 }
 
+/** `?pretty=`: Go's ParseBool, an unparsable value meaning false (kube-apiserver ignores the error). */
+export function prettyOf (q: URLSearchParams): boolean {
+  const v = q.get('pretty')
+  return v !== null && v !== '' && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(v)
+}
+
 function parseMatch (value: string | null): 'Exact' | 'NotOlderThan' | undefined {
   if (value === null || value === '') return undefined
   // List options stay 400, as spec 7 lists them.

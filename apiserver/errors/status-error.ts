@@ -88,7 +88,11 @@ export function conflict (qr: QualifiedResource, name: string, why: string): Sta
  * 422 with one cause per field error, worded as Kubernetes' NewInvalid: `Deployment.apps "web" is invalid: ...`
  * (the kind qualified by its group, none for the core group); an empty name is left out of the details.
  */
-export function invalid (group: string, kind: string, name: string, causes: StatusCause[]): StatusError {
+export function invalid (group: string, kind: string, name: string, all: StatusCause[]): StatusError {
+  // The same error found twice (a schema check and a strategy check of one field) is reported once, as
+  // Kubernetes' aggregate message does; the causes follow the message.
+  const seen = new Set<string>()
+  const causes = all.filter(c => { const k = `${c.reason ?? ''}\0${c.field ?? ''}\0${c.message ?? ''}`; if (seen.has(k)) return false; seen.add(k); return true })
   const list = causes.map(c => c.field ? `${c.field}: ${c.message ?? ''}` : (c.message ?? ''))
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`
   const qualified = group === '' ? kind : `${kind}.${group}`

@@ -111,3 +111,16 @@ t.test('a compacted Exact resourceVersion is 410', async t => {
   t.ok(isStatusError(err)); t.equal(err.code, 410)
   t.equal(err.message, 'The resourceVersion for the provided list is too old.')
 })
+
+t.test('NotOlderThan with limit is 410 when the version is older than the retained history; without limit it reads the newest', async t => {
+  const old = fx.store.currentRevision()
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'compact-me-too' } }))
+  await fx.store.compact(fx.store.currentRevision())
+  const err = await cms.list(ctx(), 'default', { resourceVersion: String(old), resourceVersionMatch: 'NotOlderThan', limit: 1 }).catch(e => e)
+  t.ok(isStatusError(err)); t.equal(err.code, 410)
+  t.equal(err.message, 'The resourceVersion for the provided list is too old.')
+  const all = await cms.list(ctx(), 'default', { resourceVersion: String(old), resourceVersionMatch: 'NotOlderThan' })
+  t.equal(all.resourceVersion, String(fx.store.currentRevision()))
+  const fresh = await cms.list(ctx(), 'default', { resourceVersion: String(fx.store.currentRevision()), resourceVersionMatch: 'NotOlderThan', limit: 1 })
+  t.equal(fresh.items.length, 1)
+})

@@ -47,7 +47,9 @@ export async function planList (core: ResourceCore, namespace: string, q: ListQu
   }
   if (rv === undefined || rv === 0) return { issuedAt: now, op: 'list' }
   await waitForRevision(core, rv)
-  if (match === undefined && limited) return { revision: rv, issuedAt: now, op: 'list' }
+  // A limited list reads its first page at the version given (unset match and NotOlderThan alike), so a version
+  // older than the retained history answers 410 and the client retries with a newer one (spec §4.6).
+  if (limited) return { revision: rv, issuedAt: now, op: 'list' }
   return { issuedAt: now, op: 'list' }
 }
 

@@ -60,6 +60,14 @@ t.test('events.k8s.io/v1 Events are core v1 Events under renamed fields', async 
   }))
   const e = await obj(ev.get(ctx(), 'default', 'e2', {}))
   t.match(e, { apiVersion: 'events.k8s.io/v1', note: 'old style', deprecatedCount: 3, deprecatedSource: { component: 'kubelet' }, regarding: { name: 'q' } })
+  e.note = 'updated through events.k8s.io'
+  await ev.update(ctx(), 'default', 'e2', body(e))
+  t.equal((await obj(core.get(ctx(), 'default', 'e2', {}))).message, 'updated through events.k8s.io', 'an old event updates through v1')
+  const bad = await ev.create(ctx(), 'default', body({
+    apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e3', namespace: 'default' }, type: 'Info', deprecatedCount: 2
+  })).catch(err => err)
+  t.equal(bad.code, 422)
+  t.same(bad.toStatus().details.causes.map((c: any) => c.field), ['eventTime', 'reportingController', 'reportingInstance', 'action', 'reason', 'deprecatedCount', 'type'])
 })
 
 t.test('flowcontrol v1beta3 defaults zero shares to 30 unless preserved; v1 keeps an explicit 0', async t => {

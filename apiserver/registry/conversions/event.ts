@@ -24,7 +24,14 @@ function rename (obj: Obj, apiVersion: string, pairs: Array<[string, string]>): 
 
 /** To `apiVersion`: core (`v1`) or events.k8s.io/v1 (any other group). */
 export function convertEvent (obj: Obj, apiVersion: string): Obj {
-  return apiVersion === 'v1'
-    ? rename(obj, apiVersion, renamed)
-    : rename(obj, apiVersion, renamed.map(([a, b]) => [b, a]))
+  if (apiVersion === 'v1') {
+    const out = rename(obj, apiVersion, renamed)
+    if (out.eventTime === null) delete out.eventTime
+    return out
+  }
+  // events.k8s.io/v1 always has eventTime (Go's zero MicroTime is null): an old-style core event reads, and
+  // updates, with `eventTime: null`.
+  const out = rename(obj, apiVersion, renamed.map(([a, b]) => [b, a]))
+  if (out.eventTime === undefined) out.eventTime = null
+  return out
 }

@@ -3,6 +3,7 @@
 import type { Store } from '../../storage/store.js'
 import type { ResourceDefinition } from '../../schema/types.js'
 import type { Strategy } from '../strategy.js'
+import { eventsV1Strategy } from './events-v1.js'
 import { createPodStrategy, type PriorityClassLookup } from './pod.js'
 import type { ServiceAccountLookup } from './service-account-admission.js'
 import { createServiceStrategy } from './service.js'
@@ -43,6 +44,7 @@ export function builtinStrategy (def: ResourceDefinition, o: StrategyOptions): S
     case 'service': return createServiceStrategy({ store: o.store, prefix: resourcePrefix(def), serviceCIDR: o.serviceCIDR, nodePortRange: o.nodePortRange })
     case 'node': return nodeStrategy
     case 'event': return eventStrategy
+    case 'events-v1': return eventsV1Strategy
     case 'secret': return secretStrategy
     case 'namespace': return namespaceStrategy
     case 'crd': return createCrdStrategy(o.celRules ?? noCelRules)

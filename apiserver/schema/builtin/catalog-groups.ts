@@ -1,7 +1,7 @@
 // Catalog entries of the v1.29 groups beyond the workloads' (networking, storage, autoscaling, events, flowcontrol,
 // apiregistration, and the alpha groups served only when --runtime-config enables them). Stored and validated from
 // their schemas; behaviour-bearing kinds get their behaviour elsewhere.
-import { age, col, type KindEntry } from './kind-entry.js'
+import { age, col, computed, type KindEntry } from './kind-entry.js'
 
 const api = (group: string, version: string, kind: string): string => `io.orch.api.${group}.${version}.${kind}`
 const condition = (type: string): string => `.status.conditions[?(@.type=="${type}")].status`
@@ -11,12 +11,12 @@ function networking (): KindEntry[] {
   return [
     { group, version: 'v1', kind: 'Ingress', plural: 'ingresses', schema: api('networking', 'v1', 'Ingress'), namespaced: true,
       shortNames: ['ing'], status: true, generation: true,
-      printerColumns: [col('Class', '.spec.ingressClassName'), col('Hosts', '.spec.rules[*].host'),
-        col('Address', '.status.loadBalancer.ingress[*].ip'), age] },
+      printerColumns: [computed('Class', 'ingressClass'), computed('Hosts', 'ingressHosts'), computed('Address', 'ingressAddress'),
+        computed('Ports', 'ingressPorts'), age] },
     { group, version: 'v1', kind: 'IngressClass', plural: 'ingressclasses', schema: api('networking', 'v1', 'IngressClass'),
       namespaced: false, generation: true, printerColumns: [col('Controller', '.spec.controller'), col('Parameters', '.spec.parameters.name'), age] },
     { group, version: 'v1', kind: 'NetworkPolicy', plural: 'networkpolicies', schema: api('networking', 'v1', 'NetworkPolicy'),
-      namespaced: true, shortNames: ['netpol'], generation: true, printerColumns: [col('Pod-Selector', '.spec.podSelector.matchLabels'), age] },
+      namespaced: true, shortNames: ['netpol'], generation: true, printerColumns: [computed('Pod-Selector', 'networkPolicySelector'), age] },
     { group, version: 'v1alpha1', kind: 'IPAddress', plural: 'ipaddresses', schema: api('networking', 'v1alpha1', 'IPAddress'),
       namespaced: false, shortNames: ['ip'], offByDefault: true },
     { group, version: 'v1alpha1', kind: 'ServiceCIDR', plural: 'servicecidrs', schema: api('networking', 'v1alpha1', 'ServiceCIDR'),
@@ -48,7 +48,8 @@ function storage (): KindEntry[] {
 
 /** HorizontalPodAutoscaler: stored as autoscaling/v2, served as v1 too (v1 keeps what it cannot say in an annotation). */
 function autoscaling (): KindEntry[] {
-  const columns = [col('Reference', '.spec.scaleTargetRef.name'), col('MinPods', '.spec.minReplicas', 'integer'),
+  // Targets reads v2's spec.metrics, or v1's targetCPUUtilizationPercentage, so both versions print alike.
+  const columns = [computed('Reference', 'hpaReference'), computed('Targets', 'hpaTargets'), computed('MinPods', 'hpaMinPods'),
     col('MaxPods', '.spec.maxReplicas', 'integer'), col('Replicas', '.status.currentReplicas', 'integer'), age]
   return ['v2', 'v1'].map((version): KindEntry => ({
     group: 'autoscaling', version, kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers',
@@ -61,7 +62,7 @@ function autoscaling (): KindEntry[] {
 /** events.k8s.io/v1 Event: the same objects as core v1 Events, converted field by field. */
 function events (): KindEntry {
   return { group: 'events.orch.io', version: 'v1', kind: 'Event', plural: 'events', schema: api('events', 'v1', 'Event'),
-    namespaced: true, shortNames: ['ev'], allowCreateOnUpdate: true, storedAs: { group: '', version: 'v1' }, conversion: 'event',
+    namespaced: true, shortNames: ['ev'], allowCreateOnUpdate: true, strategy: 'events-v1', storedAs: { group: '', version: 'v1' }, conversion: 'event',
     printerColumns: [col('Type', '.type'), col('Reason', '.reason'), col('Object', '.regarding.name'), col('Note', '.note'), age] }
 }
 

@@ -6,7 +6,7 @@
 // apiserver/endpoints/printers.ts. Scale paths of built-ins: `labelSelectorPath` names the LabelSelector object (`.spec.selector`),
 // which the scale subresource renders as a selector string, unlike a CRD's path to a string field.
 import derived from './definitions.json' with { type: 'json' }
-import { builtinOverlay, type SchemaOverlay } from './defaults.js'
+import { builtinOverlay, requiredOnCreateOnly, type SchemaOverlay } from './defaults.js'
 import { referencedDefinitions } from '../resolve.js'
 import type { PrinterColumn, ResourceDefinition, SchemaDefinitions, StructuralSchema } from '../types.js'
 import { age, allVerbs, col, computed, nameWide, replicasScale, template, type KindEntry } from './kind-entry.js'
@@ -190,6 +190,10 @@ export function builtinSchemaDefinitions (overlay: SchemaOverlay = builtinOverla
       if (target[prop] === undefined) throw new Error(`overlay names unknown property ${defName}.${prop}`)
       target[prop] = { ...target[prop], ...extra }
     }
+  }
+  for (const [defName, fields] of Object.entries(requiredOnCreateOnly)) {
+    const def = defs[defName]
+    if (def?.required !== undefined) def.required = def.required.filter(f => !fields.includes(f))
   }
   return defs
 }

@@ -34,6 +34,15 @@ const container = {
   imagePullPolicy: { enum: ['Always', 'IfNotPresent', 'Never'] },
 }
 
+/**
+ * Fields swagger marks required that Kubernetes requires only of new objects (its create validation): the schema
+ * leaves them optional and the kind's strategy checks them on create. events.k8s.io/v1 reads old core events,
+ * which have no eventTime.
+ */
+export const requiredOnCreateOnly: Readonly<Record<string, readonly string[]>> = {
+  'io.orch.api.events.v1.Event': ['eventTime'],
+}
+
 /** Returns a fresh overlay (callers may keep references into it). */
 export function builtinOverlay (): SchemaOverlay {
   return {
