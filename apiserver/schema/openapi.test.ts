@@ -106,7 +106,7 @@ t.test('v2 carries both GVK spellings and Kubernetes-spelled merge markers', asy
 t.test('/openapi/v3 lists each group-version with a content hash', async (t) => {
   const { paths } = buildOpenAPIv3Paths(defs)
   t.same(Object.keys(paths), ['api/v1', 'apis/admissionregistration.orch.io/v1', 'apis/admissionregistration.orch.io/v1beta1', 'apis/apiextensions.orch.io/v1', 'apis/apps/v1', 'apis/authentication.orch.io/v1',
-    'apis/authentication.orch.io/v1alpha1', 'apis/authentication.orch.io/v1beta1', 'apis/authorization.orch.io/v1', 'apis/batch/v1', 'apis/certificates.orch.io/v1', 'apis/coordination.orch.io/v1',
+    'apis/authentication.orch.io/v1alpha1', 'apis/authentication.orch.io/v1beta1', 'apis/authorization.orch.io/v1', 'apis/autoscaling/v2', 'apis/batch/v1', 'apis/certificates.orch.io/v1', 'apis/coordination.orch.io/v1',
     'apis/discovery.orch.io/v1', 'apis/node.orch.io/v1', 'apis/policy/v1', 'apis/rbac.authorization.orch.io/v1', 'apis/scheduling.orch.io/v1'])
   t.match(paths['api/v1'].serverRelativeURL, /^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{128}$/)
   t.equal(buildOpenAPIv3Paths(defs).paths['api/v1'].serverRelativeURL, paths['api/v1'].serverRelativeURL, 'stable')

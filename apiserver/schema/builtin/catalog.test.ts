@@ -23,6 +23,7 @@ t.test('serves the workload and cluster kinds with Kubernetes names', async (t) 
     'authentication.orch.io/v1alpha1/SelfSubjectReview', 'authentication.orch.io/v1beta1/SelfSubjectReview',
     'authorization.orch.io/v1/LocalSubjectAccessReview', 'authorization.orch.io/v1/SelfSubjectAccessReview',
     'authorization.orch.io/v1/SelfSubjectRulesReview', 'authorization.orch.io/v1/SubjectAccessReview',
+    'autoscaling/v2/HorizontalPodAutoscaler',
     'batch/v1/CronJob', 'batch/v1/Job', 'certificates.orch.io/v1/CertificateSigningRequest', 'coordination.orch.io/v1/Lease',
     'discovery.orch.io/v1/EndpointSlice', 'node.orch.io/v1/RuntimeClass', 'policy/v1/PodDisruptionBudget',
     'rbac.authorization.orch.io/v1/ClusterRole', 'rbac.authorization.orch.io/v1/ClusterRoleBinding',
@@ -74,7 +75,7 @@ t.test('short names, categories, scope and subresources match kubectl expectatio
   t.same(byKind('Pod').printerColumns.find((c) => c.name === 'Node'), { name: 'Node', type: 'string', jsonPath: '', priority: 1, printer: 'podNode' })
   t.same(byKind('CustomResourceDefinition').categories, ['api-extensions'])
   t.same(builtinDefinitions().filter((d) => d.tracksGeneration === true).map((d) => d.kind),
-    ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'ReplicationController', 'PodDisruptionBudget',
+    ['Deployment', 'ReplicaSet', 'DaemonSet', 'StatefulSet', 'Job', 'CronJob', 'HorizontalPodAutoscaler', 'ReplicationController', 'PodDisruptionBudget',
       'CustomResourceDefinition', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
 })
 
