@@ -3,7 +3,6 @@
 import { accessModes, formatEndpoints, formatLabels, since } from './print-format.js'
 import { POD_PRINTERS } from './printers-pod.js'
 import { WORKLOAD_PRINTERS } from './printers-workloads.js'
-import { AUTOSCALING_PRINTERS } from './printers-autoscaling.js'
 import { CLUSTER_PRINTERS } from './printers-cluster.js'
 import { NETWORKING_PRINTERS } from './printers-networking.js'
 
@@ -84,7 +83,6 @@ function eventSource (ev: Obj): string {
 export const COLUMN_PRINTERS: Readonly<Record<string, ColumnPrinter>> = {
   ...POD_PRINTERS,
   ...WORKLOAD_PRINTERS,
-  ...AUTOSCALING_PRINTERS,
   ...CLUSTER_PRINTERS,
   ...NETWORKING_PRINTERS,
   nodeStatus,

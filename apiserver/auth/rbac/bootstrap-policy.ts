@@ -50,7 +50,9 @@ const aggregated: BootstrapClusterRole[] = [
       rule(READ, 'policy', 'poddisruptionbudgets,poddisruptionbudgets/status'),
       rule(READ, 'networking.k8s.io', 'ingresses,ingresses/status,networkpolicies')
     ]
-  }
+  },
+  // As metrics-server's aggregated reader: whoever may view may read the built-in resource metrics (kubectl top).
+  { name: 'system:aggregated-metrics-reader', labels: AGGREGATE_TO('view'), rules: [rule(READ, 'metrics.k8s.io', 'nodes,pods')] }
 ]
 
 const components: BootstrapClusterRole[] = [

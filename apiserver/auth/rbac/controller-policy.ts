@@ -57,6 +57,16 @@ const CONTROLLER_RULES: Record<string, ReturnType<typeof rule>[]> = {
     EVENTS
   ],
   'generic-garbage-collector': [rule('delete,get,list,patch,update,watch', '*', '*'), EVENTS],
+  'horizontal-pod-autoscaler': [
+    rule('get,list,watch', 'autoscaling', 'horizontalpodautoscalers'),
+    rule('update', 'autoscaling', 'horizontalpodautoscalers/status'),
+    rule('get,update', '*', '*/scale'),
+    rule('list', '', 'pods'),
+    rule('list', 'metrics.k8s.io', 'pods'),
+    rule('get,list', 'custom.metrics.k8s.io', '*'),
+    rule('get,list', 'external.metrics.k8s.io', '*'),
+    EVENTS
+  ],
   'job-controller': [
     rule('get,list,patch,update,watch', 'batch', 'jobs'),
     rule('update', 'batch', 'jobs/status'),

@@ -65,7 +65,7 @@ JobController: {ConcurrentJobSyncs: 0}
 `)
   t.same(problems(rules), [
     `${rules}: JobController.ConcurrentJobSyncs: 0: must be at least 1`,
-    `${rules}: Generic.Controllers[1]: "-nope": unknown controller (known: cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment, disruption, endpoint, endpointslice, job, nodelifecycle, podgc, replicaset, replicationcontroller, resourcequota, root-ca-cert-publisher, serviceaccount, statefulset, tokencleaner, ttlafterfinished, validatingadmissionpolicy-status-controller)`,
+    `${rules}: Generic.Controllers[1]: "-nope": unknown controller (known: cronjob, csrapproving, csrcleaner, csrsigning, daemonset, deployment, disruption, endpoint, endpointslice, horizontalpodautoscaling, job, nodelifecycle, podgc, replicaset, replicationcontroller, resourcequota, root-ca-cert-publisher, serviceaccount, statefulset, tokencleaner, ttlafterfinished, validatingadmissionpolicy-status-controller)`,
     `${rules}: Generic.LeaderElection.leaseDuration: must be greater than renewDeadline`
   ])
 })

@@ -110,12 +110,6 @@ const entries: KindEntry[] = [
     printerColumns: [col('Schedule', '.spec.schedule'), computed('Timezone', 'cronJobTimeZone'),
       computed('Suspend', 'cronJobSuspend', 'boolean'), computed('Active', 'cronJobActive', 'integer'),
       computed('Last Schedule', 'cronJobLastSchedule'), age, ...template()] },
-  // HorizontalPodAutoscaler: autoscaling/v2 only (v1 would need conversion between the two shapes); printHorizontalPodAutoscaler's columns.
-  { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler', plural: 'horizontalpodautoscalers',
-    schema: 'io.orch.api.autoscaling.v2.HorizontalPodAutoscaler', namespaced: true, shortNames: ['hpa'], categories: ['all'],
-    status: true, generation: true,
-    printerColumns: [computed('Reference', 'hpaReference'), computed('Targets', 'hpaTargets'), computed('MinPods', 'hpaMinPods'),
-      col('MaxPods', '.spec.maxReplicas', 'integer'), col('Replicas', '.status.currentReplicas', 'integer'), age] },
   { group: '', version: 'v1', kind: 'ReplicationController', plural: 'replicationcontrollers', schema: core + 'ReplicationController',
     namespaced: true, shortNames: ['rc'], categories: ['all'], status: true, generation: true,
     scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
