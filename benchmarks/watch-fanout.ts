@@ -1,6 +1,6 @@
 // Watch fan-out: N watchers on one resource, M writes; events delivered per second and the server's CPU and memory.
-// Run: npx tsx benchmarks/watch-fanout.ts   (settings: WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY)
-// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json.
+// Run: npx tsx benchmarks/watch-fanout.ts   (settings: WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY, MEDIA=json|protobuf)
+// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w[-protobuf].json.
 
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -8,12 +8,13 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Pool } from 'undici'
-import { parse } from 'yaml'
+import { loadKubeconfig } from '../apiserver/client/kubeconfig.js'
 
 const WATCHERS = Number(process.env.WATCHERS ?? 100)
 const EVENTS = Number(process.env.EVENTS ?? 2000)
 const OBJECT_BYTES = Number(process.env.OBJECT_BYTES ?? 1024)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64)
+const MEDIA = process.env.MEDIA === 'protobuf' ? 'protobuf' : 'json'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** utime+stime of a process in seconds, from /proc (clock ticks of 100 Hz on Linux). */
@@ -35,14 +36,34 @@ async function waitFor (check: () => boolean, timeoutMs: number, what: string): 
   }
 }
 
+/** Counts the frames of a protobuf watch (4-byte big-endian length, then that many bytes) across chunk boundaries. */
+function frameCounter (onFrame: () => void): (chunk: Buffer) => void {
+  let header = Buffer.alloc(0)
+  let skip = 0
+  return chunk => {
+    let at = 0
+    while (at < chunk.length) {
+      if (skip > 0) { const n = Math.min(skip, chunk.length - at); skip -= n; at += n; if (skip === 0) onFrame(); continue }
+      const need = 4 - header.length
+      header = Buffer.concat([header, chunk.subarray(at, at + need)])
+      at += Math.min(need, chunk.length - at)
+      if (header.length === 4) { skip = header.readUInt32BE(0); header = Buffer.alloc(0); if (skip === 0) onFrame() }
+    }
+  }
+}
+
 async function main (): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-bench-'))
   const server = spawn(process.execPath, [join(root, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
   const kubeconfig = join(dataDir, 'kubeconfig')
   try {
     await waitFor(() => existsSync(kubeconfig), 30_000, 'the server')
-    const url = String((parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server)
-    const pool = new Pool(url, { connections: WATCHERS + CONCURRENCY + 4, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 })
+    // The server speaks HTTPS and authenticates clients: connect as the administrator of its kubeconfig.
+    const c = loadKubeconfig(kubeconfig)
+    const pool = new Pool(c.server, {
+      connections: WATCHERS + CONCURRENCY + 4, pipelining: 1, bodyTimeout: 0, headersTimeout: 0,
+      connect: { ca: c.caPem, cert: c.clientCertPem, key: c.clientKeyPem, rejectUnauthorized: !c.insecureSkipTlsVerify }
+    })
     const base = '/api/v1/namespaces/default/configmaps'
     const list = await pool.request({ method: 'GET', path: base })
     const rv = String((await list.body.json() as { metadata: { resourceVersion: string } }).metadata.resourceVersion)
@@ -52,8 +73,10 @@ async function main (): Promise<void> {
     await Promise.all(counts.map(async (_, i) => {
       const abort = new AbortController()
       aborts.push(abort)
-      const res = await pool.request({ method: 'GET', path: `${base}?watch=true&resourceVersion=${rv}`, signal: abort.signal })
-      res.body.on('data', (chunk: Buffer) => { for (const b of chunk) if (b === 10) counts[i]!++ })
+      const headers = MEDIA === 'protobuf' ? { accept: 'application/vnd.kubernetes.protobuf' } : {}
+      const res = await pool.request({ method: 'GET', path: `${base}?watch=true&resourceVersion=${rv}`, signal: abort.signal, headers })
+      if (MEDIA === 'protobuf') res.body.on('data', frameCounter(() => { counts[i]!++ }))
+      else res.body.on('data', (chunk: Buffer) => { for (const b of chunk) if (b === 10) counts[i]!++ })
       res.body.on('error', () => {})
     }))
 
@@ -79,6 +102,7 @@ async function main (): Promise<void> {
     const delivered = counts.reduce((a, b) => a + b, 0)
     const result = {
       benchmark: 'watch-fanout',
+      media: MEDIA,
       watchers: WATCHERS,
       events: EVENTS,
       objectBytes: OBJECT_BYTES,
@@ -98,7 +122,7 @@ async function main (): Promise<void> {
     await pool.destroy()
     console.log(JSON.stringify(result))
     mkdirSync(join(root, 'benchmarks/results'), { recursive: true })
-    writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w.json`), JSON.stringify(result, null, 2) + '\n')
+    writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w${MEDIA === 'protobuf' ? '-protobuf' : ''}.json`), JSON.stringify(result, null, 2) + '\n')
   } finally {
     server.kill('SIGTERM')
     await new Promise(resolve => server.once('exit', resolve))
