@@ -1,7 +1,7 @@
 // kubectl 1.33 sends `kubectl create <kind>` bodies as Kubernetes protobuf: they work against `orch up`, and a
 // custom resource sent as protobuf answers 415 listing what it takes.
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tlsRequester } from './tls-client.js'
@@ -74,6 +74,32 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.match(seen, [], 'events arrived')
   t.ok(seen.some(e => e[2] === 'traced' && e[0] === 'ADDED'), 'the existing object arrives as ADDED')
   t.same(seen[seen.length - 1], ['ADDED', 'ConfigMap', 'watched'], 'the new object arrives after them')
+
+  // Custom resources have no protobuf messages: 406 for protobuf alone, JSON with a fallback, 415 for a body.
+  const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`
+  writeFileSync(join(dir, 'crd.yaml'), crd)
+  t.equal((await k('apply', '-f', join(dir, 'crd.yaml'))).code, 0)
+  t.equal((await k('wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s')).code, 0)
+  const widgets = `${orch.server}/apis/example.com/v1/namespaces/demo/widgets`
+  const only = await request(widgets, { headers: { accept: PB } })
+  t.equal(only.statusCode, 406)
+  t.match(await only.body.json(), { kind: 'Status', reason: 'NotAcceptable' })
+  const fallback = await request(widgets, { headers: { accept: `${PB}, application/json` } })
+  t.equal(fallback.statusCode, 200)
+  t.equal(fallback.headers['content-type'], 'application/json')
+  await fallback.body.dump()
+  const body = await request(widgets, { method: 'POST', body: Buffer.from([0x6b, 0x38, 0x73, 0x00]), headers: { 'content-type': PB } })
+  t.equal(body.statusCode, 415)
+  t.match(await body.body.json(), { kind: 'Status', reason: 'UnsupportedMediaType' })
 })
 
 /** Frames of a protobuf watch up to the one `last` accepts: a 4-byte big-endian length, a WatchEvent {type 1, object 2: RawExtension {raw 1: envelope}}. */
