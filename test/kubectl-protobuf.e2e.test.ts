@@ -35,7 +35,14 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
     ['create', 'secret', 'generic', 'login', '--from-literal=password=hunter2', '-n', 'demo'],
     ['create', 'deployment', 'web', '--image=nginx:1', '--replicas=3', '-n', 'demo'],
     ['create', 'job', 'once', '--image=busybox', '-n', 'demo', '--', 'echo', 'hi'],
-    ['create', 'serviceaccount', 'robot', '-n', 'demo']
+    ['create', 'serviceaccount', 'robot', '-n', 'demo'],
+    ['create', 'service', 'clusterip', 'front', '--tcp=80:http', '-n', 'demo'],
+    ['create', 'role', 'reader', '--verb=get,list', '--resource=pods', '-n', 'demo'],
+    ['create', 'rolebinding', 'reader', '--role=reader', '--serviceaccount=demo:robot', '-n', 'demo'],
+    ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '-n', 'demo', '--', 'date'],
+    ['create', 'poddisruptionbudget', 'web', '--selector=app=web', '--min-available=50%', '-n', 'demo'],
+    ['create', 'priorityclass', 'high', '--value=1000', '--description=important'],
+    ['create', 'quota', 'small', '--hard=cpu=2,pods=10', '-n', 'demo']
   ]) {
     const r = await k(...args)
     t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
@@ -46,6 +53,11 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.equal(await get('deployment web -n demo', '{.spec.replicas} {.spec.template.spec.containers[0].image}'), '3 nginx:1')
   t.match(await get('deployment web -n demo', '{.metadata.creationTimestamp}'), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'the server set the creation time')
   t.equal(await get('job once -n demo', '{.spec.template.spec.containers[0].command}'), '["echo","hi"]')
+  t.equal(await get('service front -n demo', '{.spec.ports[0].port} {.spec.ports[0].targetPort}'), '80 http', 'an int-or-string arrives as its string')
+  t.equal(await get('pdb web -n demo', '{.spec.minAvailable}'), '50%')
+  t.equal(await get('quota small -n demo', '{.spec.hard.cpu} {.spec.hard.pods}'), '2 10', 'quantities')
+  t.equal(await get('deployment web -n demo', '{.spec.template.spec.containers[0].name}'), 'nginx')
+  t.equal(await get('role reader -n demo', '{.rules[0].verbs}'), '["get","list"]')
   const r = await k('delete', 'configmap', 'settings', '-n', 'demo')
   t.equal(r.code, 0, r.stderr)
   const verbose = await k('create', 'configmap', 'traced', '-n', 'demo', '--from-literal=a=b', '-v=8')
