@@ -12,6 +12,7 @@ import { apiVersionOf } from './decode.js'
 import type { ResponseMedia } from './negotiate.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
 import { PROTOBUF_CONTENT_TYPE, encodeEnvelope } from './protobuf/encode.js'
+import { requestNotes } from './request-context.js'
 
 /** Bodies above this size are gzipped when the client accepts it (Kubernetes' APIResponseCompression threshold). */
 export const GZIP_MIN_BYTES = 128 * 1024
@@ -153,9 +154,15 @@ export function errorHeaders (err: StatusError): Record<string, string> {
   return h
 }
 
-/** Writes a StatusError as a meta/v1 Status (JSON, or YAML when that is what the client takes). */
+/**
+ * Writes a StatusError as a meta/v1 Status: JSON, YAML when that is what the client takes, protobuf when the
+ * resource request negotiated it (requestNotes().protobufErrors).
+ */
 export function sendError (req: IncomingMessage, res: ServerResponse, err: StatusError, extra: Record<string, string | string[]> = {}, form: 'json' | 'yaml' = 'json'): void {
-  send(req, res, err.code, encodeValue(err.toStatus(), form, false), { ...extra, ...errorHeaders(err) })
+  const status = err.toStatus()
+  const messages = requestNotes(req).protobufErrors
+  const body = messages === undefined ? encodeValue(status, form, false) : { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(status as unknown as Record<string, unknown>, messages) }
+  send(req, res, err.code, body, { ...extra, ...errorHeaders(err) })
 }
 
 /** `Warning: 299 - "text"` values for the registry's warnings (quotes and backslashes escaped). */

@@ -16,7 +16,7 @@ import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './
 import { servePatch } from './handlers-patch.js'
 import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresource.js'
 import type { PodLogProxy } from './pod-log.js'
-import { buildRequestContext } from './request-context.js'
+import { buildRequestContext, requestNotes } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
 export interface ResourceEnv {
@@ -117,6 +117,7 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'
   const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: protobufFor(env, routed.def, routed.subresource) })
   if ('code' in negotiated) throw negotiated
+  if (negotiated.form === 'protobuf') requestNotes(req).protobufErrors = negotiated.messages
   const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated
   const pretty = url.searchParams.get('pretty') === 'true' || url.searchParams.get('pretty') === '1'
   const call: Call = { env, req, res, url, info, user, pretty, media, ...routed }
