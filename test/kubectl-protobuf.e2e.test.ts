@@ -60,6 +60,13 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.equal(await get('role reader -n demo', '{.rules[0].verbs}'), '["get","list"]')
   const r = await k('delete', 'configmap', 'settings', '-n', 'demo')
   t.equal(r.code, 0, r.stderr)
+  // Subresources and create-only kinds answer in protobuf too: a TokenRequest, a SelfSubjectAccessReview.
+  const token = await k('create', 'token', 'robot', '-n', 'demo', '-v=8')
+  t.equal(token.code, 0, token.stderr)
+  t.match(token.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\s*$/, 'a JWT')
+  t.match(token.stderr, /"Response" status="201 Created"[^>]*Content-Type: application\/vnd\.kubernetes\.protobuf/i)
+  const canI = await k('auth', 'can-i', 'create', 'pods', '-n', 'demo')
+  t.equal(canI.stdout.trim(), 'yes', canI.stderr)
   const again = await k('create', 'namespace', 'demo')
   t.not(again.code, 0)
   t.match(again.stderr, /namespaces "demo" already exists/, 'kubectl reads the protobuf Status of an error')
