@@ -95,6 +95,11 @@ export function messageName (apiVersion: string, kind: string): string | undefin
     ? [`k8s.io.api.core.v1.${kind}`, `${META}.${kind}`]
     : group.startsWith('meta.')
       ? [`${META}.${kind}`]
-      : [`k8s.io.api.${group.split('.')[0]}.${version}.${kind}`]
+      : [`k8s.io.api.${packageOf(group)}.${version}.${kind}`]
   return candidates.find(c => table[c] !== undefined)
+}
+
+/** The package of a group: its first label, except `internal.apiserver.*` (StorageVersion), whose package is apiserverinternal. */
+function packageOf (group: string): string {
+  return group.startsWith('internal.apiserver.') ? 'apiserverinternal' : group.slice(0, group.indexOf('.') < 0 ? group.length : group.indexOf('.'))
 }
