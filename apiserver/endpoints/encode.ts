@@ -49,7 +49,7 @@ function tableTypeFor (group: string): string {
 export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
   if (media.form === 'json' && !pretty) return { contentType: JSON_TYPE, body: bytes }
   const object = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
-  if (media.form === 'protobuf') return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(object, media.messages) }
+  if (media.form === 'protobuf') return { contentType: media.contentType, body: encodeEnvelope(object, media.messages) }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, [object], {}, media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
@@ -83,7 +83,7 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
   if (media.form === 'protobuf') {
     const doc = { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list), items: objects }
-    return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(doc, media.messages) }
+    return { contentType: media.contentType, body: encodeEnvelope(doc, media.messages) }
   }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, objects, listMetadata(list), media.includeObject)

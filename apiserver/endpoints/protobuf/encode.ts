@@ -8,10 +8,8 @@ export class ProtobufEncodeError extends Error {
   readonly code = 'PROTOBUF_ERR_ENCODE'
 }
 
-/** The response media type; requests may also say `application/vnd.orch.protobuf`. */
+/** Kubernetes' name of the media type (error Statuses use it); a response otherwise says the name the client asked for. */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf'
-/** A watch stream's type: each frame a 4-byte big-endian length, then a WatchEvent. */
-export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch'
 
 type W = protobuf.Writer
 

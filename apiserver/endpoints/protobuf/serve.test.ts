@@ -44,6 +44,7 @@ t.test('a built-in kind is created, read, listed and deleted in protobuf', async
   t.match(decodeEnvelope(created.body, messages), { kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' }, data: { mode: 'fast' } })
   const json = await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: 'application/json' })
   t.equal(json.type, 'application/json', 'request and response types are independent')
+  t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: 'application/vnd.orch.protobuf' })).type, 'application/vnd.orch.protobuf', 'orch\'s name is answered as asked')
   const got = await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: PB })
   t.strictSame(decodeEnvelope(got.body, messages), JSON.parse(json.body.toString()))
   const list = decodeEnvelope((await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: PB })).body, messages)
