@@ -1,7 +1,7 @@
 // kubectl 1.33 sends `kubectl create <kind>` bodies as Kubernetes protobuf: they work against `orch up`, and a
 // custom resource sent as protobuf answers 415 listing what it takes.
 import t from 'tap'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { tlsRequester } from './tls-client.js'
@@ -35,7 +35,14 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
     ['create', 'secret', 'generic', 'login', '--from-literal=password=hunter2', '-n', 'demo'],
     ['create', 'deployment', 'web', '--image=nginx:1', '--replicas=3', '-n', 'demo'],
     ['create', 'job', 'once', '--image=busybox', '-n', 'demo', '--', 'echo', 'hi'],
-    ['create', 'serviceaccount', 'robot', '-n', 'demo']
+    ['create', 'serviceaccount', 'robot', '-n', 'demo'],
+    ['create', 'service', 'clusterip', 'front', '--tcp=80:http', '-n', 'demo'],
+    ['create', 'role', 'reader', '--verb=get,list', '--resource=pods', '-n', 'demo'],
+    ['create', 'rolebinding', 'reader', '--role=reader', '--serviceaccount=demo:robot', '-n', 'demo'],
+    ['create', 'cronjob', 'nightly', '--image=busybox', '--schedule=0 3 * * *', '-n', 'demo', '--', 'date'],
+    ['create', 'poddisruptionbudget', 'web', '--selector=app=web', '--min-available=50%', '-n', 'demo'],
+    ['create', 'priorityclass', 'high', '--value=1000', '--description=important'],
+    ['create', 'quota', 'small', '--hard=cpu=2,pods=10', '-n', 'demo']
   ]) {
     const r = await k(...args)
     t.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`)
@@ -46,8 +53,23 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.equal(await get('deployment web -n demo', '{.spec.replicas} {.spec.template.spec.containers[0].image}'), '3 nginx:1')
   t.match(await get('deployment web -n demo', '{.metadata.creationTimestamp}'), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/, 'the server set the creation time')
   t.equal(await get('job once -n demo', '{.spec.template.spec.containers[0].command}'), '["echo","hi"]')
+  t.equal(await get('service front -n demo', '{.spec.ports[0].port} {.spec.ports[0].targetPort}'), '80 http', 'an int-or-string arrives as its string')
+  t.equal(await get('pdb web -n demo', '{.spec.minAvailable}'), '50%')
+  t.equal(await get('quota small -n demo', '{.spec.hard.cpu} {.spec.hard.pods}'), '2 10', 'quantities')
+  t.equal(await get('deployment web -n demo', '{.spec.template.spec.containers[0].name}'), 'nginx')
+  t.equal(await get('role reader -n demo', '{.rules[0].verbs}'), '["get","list"]')
   const r = await k('delete', 'configmap', 'settings', '-n', 'demo')
   t.equal(r.code, 0, r.stderr)
+  // Subresources and create-only kinds answer in protobuf too: a TokenRequest, a SelfSubjectAccessReview.
+  const token = await k('create', 'token', 'robot', '-n', 'demo', '-v=8')
+  t.equal(token.code, 0, token.stderr)
+  t.match(token.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\s*$/, 'a JWT')
+  t.match(token.stderr, /"Response" status="201 Created"[^>]*Content-Type: application\/vnd\.kubernetes\.protobuf/i)
+  const canI = await k('auth', 'can-i', 'create', 'pods', '-n', 'demo')
+  t.equal(canI.stdout.trim(), 'yes', canI.stderr)
+  const again = await k('create', 'namespace', 'demo')
+  t.not(again.code, 0)
+  t.match(again.stderr, /namespaces "demo" already exists/, 'kubectl reads the protobuf Status of an error')
   const verbose = await k('create', 'configmap', 'traced', '-n', 'demo', '--from-literal=a=b', '-v=8')
   t.equal(verbose.code, 0, verbose.stderr)
   t.match(verbose.stderr, /"Request" verb="POST"[^>]*Content-Type: application\/vnd\.kubernetes\.protobuf/i, 'kubectl sent protobuf')
@@ -74,6 +96,32 @@ t.test('kubectl 1.33 imperative creates (protobuf bodies) work', async t => {
   t.match(seen, [], 'events arrived')
   t.ok(seen.some(e => e[2] === 'traced' && e[0] === 'ADDED'), 'the existing object arrives as ADDED')
   t.same(seen[seen.length - 1], ['ADDED', 'ConfigMap', 'watched'], 'the new object arrives after them')
+
+  // Custom resources have no protobuf messages: 406 for protobuf alone, JSON with a fallback, 415 for a body.
+  const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}
+`
+  writeFileSync(join(dir, 'crd.yaml'), crd)
+  t.equal((await k('apply', '-f', join(dir, 'crd.yaml'))).code, 0)
+  t.equal((await k('wait', '--for', 'condition=established', 'crd/widgets.example.com', '--timeout=20s')).code, 0)
+  const widgets = `${orch.server}/apis/example.com/v1/namespaces/demo/widgets`
+  const only = await request(widgets, { headers: { accept: PB } })
+  t.equal(only.statusCode, 406)
+  t.match(await only.body.json(), { kind: 'Status', reason: 'NotAcceptable' })
+  const fallback = await request(widgets, { headers: { accept: `${PB}, application/json` } })
+  t.equal(fallback.statusCode, 200)
+  t.equal(fallback.headers['content-type'], 'application/json')
+  await fallback.body.dump()
+  const body = await request(widgets, { method: 'POST', body: Buffer.from([0x6b, 0x38, 0x73, 0x00]), headers: { 'content-type': PB } })
+  t.equal(body.statusCode, 415)
+  t.match(await body.body.json(), { kind: 'Status', reason: 'UnsupportedMediaType' })
 })
 
 /** Frames of a protobuf watch up to the one `last` accepts: a 4-byte big-endian length, a WatchEvent {type 1, object 2: RawExtension {raw 1: envelope}}. */

@@ -12,6 +12,7 @@ import { apiVersionOf } from './decode.js'
 import type { ResponseMedia } from './negotiate.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
 import { PROTOBUF_CONTENT_TYPE, encodeEnvelope } from './protobuf/encode.js'
+import { requestNotes } from './request-context.js'
 
 /** Bodies above this size are gzipped when the client accepts it (Kubernetes' APIResponseCompression threshold). */
 export const GZIP_MIN_BYTES = 128 * 1024
@@ -48,7 +49,7 @@ function tableTypeFor (group: string): string {
 export function encodeObject (bytes: Buffer, media: ResponseMedia, pretty: boolean, conv?: TableConvertor): EncodedBody {
   if (media.form === 'json' && !pretty) return { contentType: JSON_TYPE, body: bytes }
   const object = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>
-  if (media.form === 'protobuf') return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(object, media.messages) }
+  if (media.form === 'protobuf') return { contentType: media.contentType, body: encodeEnvelope(object, media.messages) }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, [object], {}, media.includeObject)
     return { contentType: tableTypeFor(media.tableGroup), body: encodeValue(table, 'json', pretty).body }
@@ -82,7 +83,7 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
   if (media.form === 'protobuf') {
     const doc = { kind: def.listKind, apiVersion: apiVersionOf(def), metadata: listMetadata(list), items: objects }
-    return { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(doc, media.messages) }
+    return { contentType: media.contentType, body: encodeEnvelope(doc, media.messages) }
   }
   if (media.form === 'table' && conv !== undefined) {
     const table = buildTable(conv, media.tableGroup, objects, listMetadata(list), media.includeObject)
@@ -153,9 +154,15 @@ export function errorHeaders (err: StatusError): Record<string, string> {
   return h
 }
 
-/** Writes a StatusError as a meta/v1 Status (JSON, or YAML when that is what the client takes). */
+/**
+ * Writes a StatusError as a meta/v1 Status: JSON, YAML when that is what the client takes, protobuf when the
+ * resource request negotiated it (requestNotes().protobufErrors).
+ */
 export function sendError (req: IncomingMessage, res: ServerResponse, err: StatusError, extra: Record<string, string | string[]> = {}, form: 'json' | 'yaml' = 'json'): void {
-  send(req, res, err.code, encodeValue(err.toStatus(), form, false), { ...extra, ...errorHeaders(err) })
+  const status = err.toStatus()
+  const messages = requestNotes(req).protobufErrors
+  const body = messages === undefined ? encodeValue(status, form, false) : { contentType: PROTOBUF_CONTENT_TYPE, body: encodeEnvelope(status as unknown as Record<string, unknown>, messages) }
+  send(req, res, err.code, body, { ...extra, ...errorHeaders(err) })
 }
 
 /** `Warning: 299 - "text"` values for the registry's warnings (quotes and backslashes escaped). */

@@ -8,12 +8,12 @@ import { encodeObject, send, warningHeaders } from './encode.js'
 import type { ResourceEnv } from './handlers.js'
 import { bodyFormat, negotiateResponse, type ResponseMedia } from './negotiate.js'
 import type { RequestInfo } from './request-info.js'
-import { buildRequestContext, prettyOf } from './request-context.js'
+import { buildRequestContext, prettyOf, requestNotes } from './request-context.js'
+import { hasProtobufMessage } from './protobuf/encode.js'
 
 export async function serveSubresourceCreate (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL,
   info: RequestInfo, user: UserInfo, creater: SubresourceCreater): Promise<void> {
-  const media = negotiateResponse(req.headers.accept, { allowTable: false })
-  if ('code' in media) throw media
+  const media = negotiate(env, req)
   const format = bodyFormat(req.headers['content-type'])
   if (typeof format !== 'string') throw format
   const body = decodeBody(await readBody(req), format, env.protobuf)
@@ -40,8 +40,7 @@ export async function serveSubresourceCreate (env: ResourceEnv, req: IncomingMes
 /** POST on the collection of a create-only resource (a review); the registry checks the body's kind. */
 export async function serveCreaterCreate (env: ResourceEnv, req: IncomingMessage, res: ServerResponse, url: URL,
   info: RequestInfo, user: UserInfo, creater: Creater): Promise<void> {
-  const media = negotiateResponse(req.headers.accept, { allowTable: false })
-  if ('code' in media) throw media
+  const media = negotiate(env, req)
   const format = bodyFormat(req.headers['content-type'])
   if (typeof format !== 'string') throw format
   const body = decodeBody(await readBody(req), format, env.protobuf)
@@ -50,9 +49,19 @@ export async function serveCreaterCreate (env: ResourceEnv, req: IncomingMessage
   answer(req, res, url, media, result, ctx.warnings)
 }
 
+/** JSON, YAML or protobuf (the answers here, Status, reviews, Eviction, TokenRequest, are all built-in messages). */
+function negotiate (env: ResourceEnv, req: IncomingMessage): ResponseMedia {
+  const media = negotiateResponse(req.headers.accept, { allowTable: false, protobuf: env.protobuf })
+  if ('code' in media) throw media
+  if (media.form === 'protobuf') requestNotes(req).protobufErrors = media.messages
+  return media
+}
+
 function answer (req: IncomingMessage, res: ServerResponse, url: URL, media: ResponseMedia,
   result: SubresourceResult, warnings: string[]): void {
   const pretty = prettyOf(url.searchParams)
-  const out = media.form === 'yaml' ? media : { form: 'json' as const }
+  const o = result.object as { apiVersion?: unknown, kind?: unknown }
+  const protobuf = media.form === 'protobuf' && hasProtobufMessage(String(o.apiVersion ?? ''), String(o.kind ?? ''))
+  const out = media.form === 'yaml' || protobuf ? media : { form: 'json' as const }
   send(req, res, result.status, encodeObject(Buffer.from(JSON.stringify(result.object)), out, pretty), warningHeaders(warnings))
 }

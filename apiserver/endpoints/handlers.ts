@@ -19,7 +19,7 @@ import { serveCreaterCreate, serveSubresourceCreate } from './handlers-subresour
 import type { PodLogProxy } from './pod-log.js'
 import type { ResourceProxy } from './proxy.js'
 import { POD_STREAM_SUBRESOURCES, type PodStreamKind, type PodStreamProxy, type UpgradeConnection } from './pod-stream.js'
-import { buildRequestContext, prettyOf } from './request-context.js'
+import { buildRequestContext, prettyOf, requestNotes } from './request-context.js'
 
 /** What resource handlers need from the server, injected so tests can build many servers. */
 export interface ResourceEnv {
@@ -141,6 +141,7 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'
   const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: protobufFor(env, routed.def, routed.subresource) })
   if ('code' in negotiated) throw negotiated
+  if (negotiated.form === 'protobuf') requestNotes(req).protobufErrors = negotiated.messages
   const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated
   const pretty = prettyOf(url.searchParams)
   const call: Call = { env, req, res, url, info, user, pretty, media, ...routed }

@@ -26,8 +26,8 @@ t.test('picks the response form kubectl and clients ask for', async t => {
 
 t.test('protobuf is picked under both names when the kind has messages, skipped otherwise', async t => {
   const protobuf = new Messages()
-  t.same(negotiateResponse('application/vnd.kubernetes.protobuf, application/json', { allowTable: true, protobuf }), { form: 'protobuf', messages: protobuf })
-  t.same(negotiateResponse('application/vnd.orch.protobuf', { allowTable: false, protobuf }), { form: 'protobuf', messages: protobuf })
+  t.same(negotiateResponse('application/vnd.kubernetes.protobuf, application/json', { allowTable: true, protobuf }), { form: 'protobuf', messages: protobuf, contentType: 'application/vnd.kubernetes.protobuf' })
+  t.same(negotiateResponse('application/vnd.orch.protobuf', { allowTable: false, protobuf }), { form: 'protobuf', messages: protobuf, contentType: 'application/vnd.orch.protobuf' }, 'answered under the name asked for')
   t.same(negotiateResponse('application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json', { allowTable: true, protobuf }), { form: 'json' })
   const refused = negotiateResponse('application/vnd.kubernetes.protobuf', { allowTable: true })
   t.ok(refused instanceof StatusError && refused.code === 406)

@@ -16,7 +16,8 @@ export type ResponseMedia =
   | { form: 'yaml' }
   | { form: 'table'; tableGroup: string; includeObject?: IncludeObject }
   | { form: 'metadata'; metaGroup: string }
-  | { form: 'protobuf'; messages: Messages }
+  /** `contentType` is the name the client asked for: Kubernetes' or orch's. */
+  | { form: 'protobuf'; messages: Messages; contentType: string }
 
 /** What a Table row carries of its object (`?includeObject=`): nothing, its metadata (the default), or all of it. */
 export type IncludeObject = 'None' | 'Metadata' | 'Object'
@@ -89,7 +90,7 @@ function isJsonLike (r: MediaRange): boolean {
 export function negotiateResponse (accept: string | undefined, opts: { allowTable: boolean; protobuf?: Messages }): ResponseMedia | StatusError {
   for (const r of parseAccept(accept)) {
     if (r.type === 'application' && PROTOBUF_SUBTYPES.has(r.subtype) && r.params.as === undefined) {
-      if (opts.protobuf !== undefined) return { form: 'protobuf', messages: opts.protobuf }
+      if (opts.protobuf !== undefined) return { form: 'protobuf', messages: opts.protobuf, contentType: `application/${r.subtype}` }
       continue
     }
     const as = r.params.as

@@ -1,6 +1,7 @@
 // What a request carries into the registry: the RequestContext, and query parameter validation.
 
 import type { IncomingMessage } from 'node:http'
+import type { Messages } from './protobuf/messages.js'
 import { badRequest, invalid } from '../errors/status-error.js'
 import type { DeleteOptions, FieldValidation, ListQuery, RequestContext, UserInfo, WatchQuery } from '../registry/types.js'
 
@@ -57,7 +58,12 @@ export function buildRequestContext (req: IncomingMessage, user: UserInfo, query
 }
 
 /** What the handlers of one request learn that is written out even when it fails: warnings and audit annotations. */
-export interface RequestNotes { warnings: string[]; auditAnnotations: Record<string, string> }
+export interface RequestNotes {
+  warnings: string[]
+  auditAnnotations: Record<string, string>
+  /** Set once a resource request negotiated protobuf: its error Status is answered in protobuf too, as Kubernetes does. */
+  protobufErrors?: Messages
+}
 
 const NOTES = Symbol('orch.requestNotes')
 

@@ -6,7 +6,7 @@ import type { WatchEncoder, WatchSink, WatchSubscription } from '../registry/typ
 import type { ResponseMedia } from './negotiate.js'
 import { WatchBatch } from '../registry/watch-batch.js'
 import { buildTable, partialObjectMetadata, type TableConvertor } from './table.js'
-import { PROTOBUF_WATCH_CONTENT_TYPE, encodeEnvelope, encodeWatchFrame } from './protobuf/encode.js'
+import { encodeEnvelope, encodeWatchFrame } from './protobuf/encode.js'
 import type { Messages } from './protobuf/messages.js'
 
 /** A watcher whose unsent bytes pass this is cut off instead of buffering without bound. */
@@ -73,7 +73,7 @@ export function protobufWatchEncoder (messages: Messages): WatchEncoder {
 
 /** The Content-Type of a watch response in `media`. */
 export function watchContentType (media: ResponseMedia): string {
-  return media.form === 'protobuf' ? PROTOBUF_WATCH_CONTENT_TYPE : 'application/json'
+  return media.form === 'protobuf' ? `${media.contentType};stream=watch` : 'application/json'
 }
 
 export function watchEncoderFor (media: ResponseMedia, conv: TableConvertor, resourceKey: string): WatchEncoder {

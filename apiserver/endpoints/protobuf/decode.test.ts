@@ -66,6 +66,8 @@ t.test('kinds map to their messages; Go durations print as Go does', async t => 
   t.equal(messageName('coordination.orch.io/v1', 'Lease'), 'k8s.io.api.coordination.v1.Lease')
   t.equal(messageName('v1', 'DeleteOptions'), 'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions')
   t.equal(messageName('example.com/v1', 'Widget'), undefined)
+  t.equal(messageName('internal.apiserver.k8s.io/v1alpha1', 'StorageVersion'), 'k8s.io.api.apiserverinternal.v1alpha1.StorageVersion')
+  t.equal(messageName('flowcontrol.apiserver.k8s.io/v1', 'FlowSchema'), 'k8s.io.api.flowcontrol.v1.FlowSchema')
   t.equal(goDuration(3_600_000_000_000), '1h0m0s')
   t.equal(goDuration(1_500_000_000), '1.5s')
   t.equal(goDuration(300_000_000), '300ms')

@@ -2,8 +2,7 @@
 // takes: the `k8s\0` envelope, the wire format by the field table, and the JSON forms of Kubernetes' special types.
 
 import protobuf from 'protobufjs/minimal.js'
-import { isStringList } from './encode.js'
-import { ENVELOPE_PREFIX, META, Messages, UNKNOWN, messageName, type FieldInfo } from './messages.js'
+import { ENVELOPE_PREFIX, META, Messages, UNKNOWN, messageName, type FieldInfo, type SpecialForm } from './messages.js'
 
 export class ProtobufDecodeError extends Error {
   readonly code = 'PROTOBUF_ERR_DECODE'
@@ -57,14 +56,17 @@ export function decodeMessage (bytes: Uint8Array, name: string, messages: Messag
           while (r.pos < end) list.push(scalar(r, spec.type))
         } else list.push(value(r, spec, messages, keepBytes))
       } else {
-        out[field] = value(r, spec, messages, keepBytes)
+        // Empty strings and zero times are dropped, as JSON's omitempty does.
+        const v = value(r, spec, messages, keepBytes)
+        if (v !== '' && v !== null) out[field] = v
+        else delete out[field]
       }
     }
   } catch (err) {
     if (err instanceof ProtobufDecodeError) throw err
     throw new ProtobufDecodeError(`cannot decode ${name}: ${(err as Error).message}`)
   }
-  return special(name, out)
+  return info.special === undefined ? plain(name, out) : special(info.special, out)
 }
 
 function value (r: protobuf.Reader, spec: FieldInfo, messages: Messages, keepBytes: boolean): unknown {
@@ -106,24 +108,25 @@ function scalar (r: protobuf.Reader, type: string): string | number | boolean {
   }
 }
 
-/** Kubernetes' types whose JSON form is not their message's fields. Empty strings are dropped, as JSON's omitempty does. */
-function special (name: string, m: Record<string, unknown>): Json {
-  switch (name) {
-    case `${META}.Time`: return timeString(m, false)
-    case `${META}.MicroTime`: return timeString(m, true)
-    case `${META}.Duration`: return goDuration(Number(m.duration ?? 0))
-    case 'k8s.io.apimachinery.pkg.api.resource.Quantity': return String(m.string ?? '')
-    case 'k8s.io.apimachinery.pkg.util.intstr.IntOrString': return Number(m.type ?? 0) === 1 ? String(m.strVal ?? '') : Number(m.intVal ?? 0)
-    case 'k8s.io.apimachinery.pkg.runtime.RawExtension':
-    case `${META}.FieldsV1`: {
+/** Kubernetes' types whose JSON form is not their message's fields. */
+function special (form: SpecialForm, m: Record<string, unknown>): Json {
+  switch (form) {
+    case 'time': return timeString(m, false)
+    case 'microtime': return timeString(m, true)
+    case 'duration': return goDuration(Number(m.duration ?? 0))
+    case 'quantity': return String(m.string ?? '')
+    case 'intorstring': return Number(m.type ?? 0) === 1 ? String(m.strVal ?? '') : Number(m.intVal ?? 0)
+    case 'rawjson': {
       const raw = (m.raw ?? m.Raw) as string | undefined
       return raw === undefined || raw === '' ? null : JSON.parse(Buffer.from(raw, 'base64').toString('utf8')) as Json
     }
+    case 'strings': return (m.items ?? []) as Json
   }
-  if (isStringList(name)) return (m.items ?? []) as Json
-  for (const k of Object.keys(m)) if (m[k] === '' || m[k] === null) delete m[k]
+}
+
+function plain (name: string, m: Record<string, unknown>): Json {
   // A template's ObjectMeta carries generation 0 on the wire; it is the server's to set, and JSON never has it.
-  if (name === `${META}.ObjectMeta` && m.generation === 0) delete m.generation
+  if (m.generation === 0 && name === `${META}.ObjectMeta`) delete m.generation
   return m as Json
 }
 

@@ -2,16 +2,14 @@
 // field table, the `k8s\0` envelope, and watch events as length-prefixed frames, as kube-apiserver writes them.
 
 import protobuf from 'protobufjs/minimal.js'
-import { ENVELOPE_PREFIX, META, Messages, messageName, type FieldInfo } from './messages.js'
+import { ENVELOPE_PREFIX, Messages, messageName, specialForm, type FieldInfo, type SpecialForm } from './messages.js'
 
 export class ProtobufEncodeError extends Error {
   readonly code = 'PROTOBUF_ERR_ENCODE'
 }
 
-/** The response media type; requests may also say `application/vnd.orch.protobuf`. */
+/** Kubernetes' name of the media type (error Statuses use it); a response otherwise says the name the client asked for. */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf'
-/** A watch stream's type: each frame a 4-byte big-endian length, then a WatchEvent. */
-export const PROTOBUF_WATCH_CONTENT_TYPE = 'application/vnd.kubernetes.protobuf;stream=watch'
 
 type W = protobuf.Writer
 
@@ -57,9 +55,19 @@ export function encodeWatchFrame (type: string, envelope: Uint8Array): Buffer {
 
 /** Fields of `value` by the message's table; JSON members the message has no field for are not carried. */
 function writeMessage (w: W, value: Record<string, unknown>, name: string, messages: Messages): void {
-  if (writeSpecial(w, value, name)) return
   const info = messages.get(name)
   if (info === undefined) throw new ProtobufEncodeError(`unknown message ${name}`)
+  if (info.special !== undefined) { writeSpecial(w, value, info.special); return }
+  if (info.inline.size === 0) {
+    // Only what the object has: most messages are sparse (a PodSpec has ~40 fields, an object sets a few).
+    for (const field in value) {
+      const v = value[field]
+      if (v === undefined || v === null) continue
+      const spec = info.byName.get(field)
+      if (spec !== undefined) writeField(w, spec, v, messages)
+    }
+    return
+  }
   for (const [field, spec] of info.byName) {
     if (info.inline.has(field)) {
       w.uint32((spec.id << 3) | 2).fork()
@@ -119,44 +127,35 @@ function writeScalar (w: W, id: number, type: string, v: unknown): void {
 /** Where a JSON scalar standing for a message (a time, a quantity, an int-or-string) is passed to writeSpecial. */
 const SPECIAL_VALUE = '\u0000value'
 
-/** Kubernetes' types whose JSON form is not their fields; true when written. */
-function writeSpecial (w: W, holder: Record<string, unknown>, name: string): boolean {
+/** Kubernetes' types whose JSON form is not their fields. */
+function writeSpecial (w: W, holder: Record<string, unknown>, form: SpecialForm): void {
   const v = SPECIAL_VALUE in holder ? holder[SPECIAL_VALUE] : holder
-  switch (name) {
-    case `${META}.Time`:
-    case `${META}.MicroTime`: {
-      const ms = Date.parse(String(v))
-      if (Number.isNaN(ms)) throw new ProtobufEncodeError(`invalid time ${String(v)}`)
-      const seconds = Math.floor(ms / 1000)
-      const frac = /\.(\d+)Z?$/.exec(String(v))?.[1] ?? ''
+  switch (form) {
+    case 'time':
+    case 'microtime': {
+      const text = String(v)
+      const ms = Date.parse(text)
+      if (Number.isNaN(ms)) throw new ProtobufEncodeError(`invalid time ${text}`)
+      const frac = /\.(\d+)Z?$/.exec(text)?.[1] ?? ''
       const nanos = frac === '' ? 0 : Number(frac.padEnd(9, '0').slice(0, 9))
-      w.uint32(1 << 3).int64(seconds)
+      w.uint32(1 << 3).int64(Math.floor(ms / 1000))
       if (nanos !== 0) w.uint32(2 << 3).int32(nanos)
-      return true
+      return
     }
-    case `${META}.Duration`: w.uint32(1 << 3).int64(parseGoDuration(String(v))); return true
-    case 'k8s.io.apimachinery.pkg.api.resource.Quantity':
-    case 'k8s.io.apimachinery.pkg.api.resource.QuantityValue':
-      w.uint32((1 << 3) | 2).string(String(v)); return true
-    case 'k8s.io.apimachinery.pkg.util.intstr.IntOrString':
+    case 'duration': w.uint32(1 << 3).int64(parseGoDuration(String(v))); return
+    case 'quantity': w.uint32((1 << 3) | 2).string(String(v)); return
+    case 'intorstring':
       if (typeof v === 'number') w.uint32(1 << 3).int64(0).uint32(2 << 3).int32(v)
       else w.uint32(1 << 3).int64(1).uint32((3 << 3) | 2).string(String(v))
-      return true
-    case 'k8s.io.apimachinery.pkg.runtime.RawExtension':
-    case `${META}.FieldsV1`:
-      w.uint32((1 << 3) | 2).bytes(Buffer.from(JSON.stringify(v)))
-      return true
+      return
+    case 'rawjson': w.uint32((1 << 3) | 2).bytes(Buffer.from(JSON.stringify(v))); return
+    case 'strings': if (Array.isArray(v)) for (const s of v) w.uint32((1 << 3) | 2).string(String(s))
   }
-  if (isStringList(name) && Array.isArray(v)) {
-    for (const s of v) w.uint32((1 << 3) | 2).string(String(s))
-    return true
-  }
-  return false
 }
 
 /** Messages whose JSON form is a bare list of strings (`extra` values of a user, an APIResource's verbs). */
 export function isStringList (name: string): boolean {
-  return name.endsWith('.ExtraValue') || name === `${META}.Verbs`
+  return specialForm(name) === 'strings'
 }
 
 /** Go's time.ParseDuration for what Go prints (`1h2m3.5s`, `300ms`, `-1.5µs`), in nanoseconds. */

@@ -8,7 +8,33 @@ export interface FieldInfo { id: number; type: string; repeated?: boolean; keyTy
  * A message's fields by number, and by JSON name. `inline` fields are Go structs embedded with `json:",inline"`: on
  * the wire a nested message, in JSON their members sit in the parent object.
  */
-export interface MessageInfo { name: string; byId: Map<number, [string, FieldInfo]>; byName: Map<string, FieldInfo>; inline: Set<string> }
+export interface MessageInfo {
+  name: string
+  byId: Map<number, [string, FieldInfo]>
+  byName: Map<string, FieldInfo>
+  inline: Set<string>
+  /** Set for Kubernetes' types whose JSON form is not their fields (a time string, a quantity, a list of strings, ...). */
+  special?: SpecialForm
+}
+
+export type SpecialForm = 'time' | 'microtime' | 'duration' | 'quantity' | 'intorstring' | 'rawjson' | 'strings'
+
+const SPECIAL_FORMS: Record<string, SpecialForm> = {
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Time': 'time',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.MicroTime': 'microtime',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Duration': 'duration',
+  'k8s.io.apimachinery.pkg.api.resource.Quantity': 'quantity',
+  'k8s.io.apimachinery.pkg.api.resource.QuantityValue': 'quantity',
+  'k8s.io.apimachinery.pkg.util.intstr.IntOrString': 'intorstring',
+  'k8s.io.apimachinery.pkg.runtime.RawExtension': 'rawjson',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1': 'rawjson',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.Verbs': 'strings'
+}
+
+/** The special JSON form of a message, if it has one (`*.ExtraValue` are lists of strings too). */
+export function specialForm (name: string): SpecialForm | undefined {
+  return SPECIAL_FORMS[name] ?? (name.endsWith('.ExtraValue') ? 'strings' : undefined)
+}
 
 /** Embedded types (Go `json:",inline"`), a fact of the v1.29 API: the field named after its type carries the members. */
 const INLINE_TYPES = new Set(['VolumeSource', 'PersistentVolumeSource', 'EphemeralContainerCommon', 'LocalObjectReference',
@@ -44,7 +70,7 @@ export class Messages {
     if (hit !== undefined) return hit
     const f = table[name]
     if (f === undefined) return undefined
-    const info: MessageInfo = { name, byId: new Map(), byName: new Map(), inline: new Set() }
+    const info: MessageInfo = { name, byId: new Map(), byName: new Map(), inline: new Set(), special: specialForm(name) }
     for (const [protoName, spec] of Object.entries(f)) {
       const field = jsonName(name, protoName)
       info.byId.set(spec.id, [field, spec])
@@ -69,6 +95,11 @@ export function messageName (apiVersion: string, kind: string): string | undefin
     ? [`k8s.io.api.core.v1.${kind}`, `${META}.${kind}`]
     : group.startsWith('meta.')
       ? [`${META}.${kind}`]
-      : [`k8s.io.api.${group.split('.')[0]}.${version}.${kind}`]
+      : [`k8s.io.api.${packageOf(group)}.${version}.${kind}`]
   return candidates.find(c => table[c] !== undefined)
+}
+
+/** The package of a group: its first label, except `internal.apiserver.*` (StorageVersion), whose package is apiserverinternal. */
+function packageOf (group: string): string {
+  return group.startsWith('internal.apiserver.') ? 'apiserverinternal' : group.slice(0, group.indexOf('.') < 0 ? group.length : group.indexOf('.'))
 }

@@ -44,6 +44,7 @@ t.test('a built-in kind is created, read, listed and deleted in protobuf', async
   t.match(decodeEnvelope(created.body, messages), { kind: 'ConfigMap', metadata: { name: 'a', namespace: 'default' }, data: { mode: 'fast' } })
   const json = await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: 'application/json' })
   t.equal(json.type, 'application/json', 'request and response types are independent')
+  t.equal((await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: 'application/vnd.orch.protobuf' })).type, 'application/vnd.orch.protobuf', 'orch\'s name is answered as asked')
   const got = await call('GET', '/api/v1/namespaces/default/configmaps/a', undefined, { accept: PB })
   t.strictSame(decodeEnvelope(got.body, messages), JSON.parse(json.body.toString()))
   const list = decodeEnvelope((await call('GET', '/api/v1/namespaces/default/configmaps', undefined, { accept: PB })).body, messages)
@@ -66,6 +67,21 @@ t.test('Accept lists with fallbacks pick protobuf for built-ins and JSON for cus
   const post = await call('POST', '/apis/example.com/v1/namespaces/default/widgets', body, { 'content-type': PB })
   t.equal(post.status, 415)
   t.match(JSON.parse(post.body.toString()), { reason: 'UnsupportedMediaType' })
+})
+
+t.test('errors of a request that negotiated protobuf are a protobuf Status', async t => {
+  const { call } = await start(t)
+  const missing = await call('GET', '/api/v1/namespaces/default/configmaps/none', undefined, { accept: `${PB}, application/json` })
+  t.equal(missing.status, 404)
+  t.equal(missing.type, PB)
+  t.match(decodeEnvelope(missing.body, messages), { apiVersion: 'v1', kind: 'Status', status: 'Failure', reason: 'NotFound', code: 404, details: { name: 'none', kind: 'configmaps' } })
+  const body = encodeEnvelope(configMap('twice'), messages)
+  await call('POST', '/api/v1/namespaces/default/configmaps', body, { 'content-type': PB })
+  const dup = await call('POST', '/api/v1/namespaces/default/configmaps', body, { 'content-type': PB, accept: PB })
+  t.equal(dup.status, 409)
+  t.match(decodeEnvelope(dup.body, messages), { kind: 'Status', reason: 'AlreadyExists' })
+  const json = await call('GET', '/api/v1/namespaces/default/configmaps/none', undefined, { accept: 'application/json' })
+  t.equal(json.type, 'application/json', 'a JSON request still gets JSON errors')
 })
 
 t.test('a bad protobuf body answers 400 with a Status', async t => {
