@@ -33,6 +33,8 @@ import { createCriRuntime } from './runtime/cri/cri-runtime.js'
 import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
+import { createNodeEviction } from './eviction/node-eviction.js'
+import type { EvictionManager } from './eviction/eviction-manager.js'
 
 export interface AgentLogger {
   info (obj: object | string, msg?: string): void
@@ -176,7 +178,10 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     recorder.event({ kind: 'Pod', apiVersion: 'v1', namespace: labels[LABEL_POD_NAMESPACE], name: labels[LABEL_POD_NAME], uid: labels[LABEL_POD_UID],
       fieldPath: `spec.containers{${labels[LABEL_CONTAINER_NAME]}}` }, 'Warning', reason, message)
   }
+  // The eviction manager is made once the pod manager exists; until then every pod is admitted.
+  let eviction: EvictionManager | undefined
   const pods = createPodManager({
+    admitPod: pod => eviction?.admit(pod) ?? { admit: true },
     nodeName,
     maxPods: config.maxPods,
     runtimeFor,
@@ -206,6 +211,14 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
 
   let node: NodeManager | undefined
+  // agent/eviction/: thresholds against the node's real signals; a pressure change posts the node status at once.
+  eviction = createNodeEviction({
+    config, now, recorder, logger, pods,
+    allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
+    statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
+    onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }
+  })
+  if (!config.runOnce) eviction.start(10_000, 1_000)
   const shutdownBandList = shutdownBands(config)
   // Set once a graceful node shutdown starts: the Node's Ready condition says so from then on.
   let shuttingDown = false
@@ -280,7 +293,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       health: async () => {
         const st = await healthRuntime.runtime.status().catch(() => undefined)
         const errs = [...runtimeReadyErrors(st), ...(shuttingDown ? [NODE_SHUTTING_DOWN] : [])]
-        return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: false, diskPressure: false, pidPressure: false }
+        return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: eviction?.has('MemoryPressure') ?? false, diskPressure: eviction?.has('DiskPressure') ?? false, pidPressure: eviction?.has('PIDPressure') ?? false }
       },
       now,
       logger,
@@ -318,6 +331,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     },
     async stop (opts = {}) {
       certificates?.stop()
+      eviction?.stop()
       for (const s of sources) s.stop()
       imports.stop()
       // A shutdown keeps the node's heartbeat and the server up while pods stop, as the kubelet's does.
