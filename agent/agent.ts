@@ -34,6 +34,7 @@ import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
 import { createNodeEviction } from './eviction/node-eviction.js'
+import { cgroupsForWorkers, setUpNodeCgroups } from './cgroups/node-cgroups.js'
 import type { EvictionManager } from './eviction/eviction-manager.js'
 
 export interface AgentLogger {
@@ -180,7 +181,10 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   }
   // The eviction manager is made once the pod manager exists; until then every pod is admitted.
   let eviction: EvictionManager | undefined
+  // agent/cgroups/: the QoS hierarchy; containerd pods get their pod cgroup as the sandbox's cgroup parent.
+  const podCgroups = cri === undefined ? undefined : setUpNodeCgroups({ config, capacity: facts, logger })
   const pods = createPodManager({
+    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER),
     admitPod: pod => eviction?.admit(pod) ?? { admit: true },
     nodeName,
     maxPods: config.maxPods,

@@ -37,6 +37,8 @@ export interface PodWorkerDeps {
   relistMs: number
   /** Where pod and container events go (the API server, or the log in standalone mode). */
   recorder: EventRecorder
+  /** The pod cgroups (agent/cgroups/): the sandbox's cgroup parent, and the cgroup released once the pod stopped. */
+  cgroups?: { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void }
 }
 
 export interface PodWorker {
@@ -349,6 +351,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     if (sandboxId !== undefined) return true
     const cfg = sandboxConfig(pod, d.logsRoot, sandboxAttempt)
     try {
+      cfg.cgroupParent = d.cgroups?.parentFor(pod, handler)
       sandboxId = await runtime.runtime.runPodSandbox(cfg, handler)
     } catch (err) {
       const message = (err as Error).message
@@ -462,6 +465,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       }
       await removeStaleSandboxes().catch(() => {})
       cleanupPodDir(d.rootDir, uid)
+      d.cgroups?.release(pod)
       for (const name of slots.keys()) d.backoff.forget(key(name))
       d.backoff.forget(podKey)
       done = true
