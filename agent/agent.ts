@@ -34,6 +34,7 @@ import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
 import { createNodeEviction } from './eviction/node-eviction.js'
+import { createNodeGc } from './gc/node-gc.js'
 import { cgroupsForWorkers, setUpNodeCgroups } from './cgroups/node-cgroups.js'
 import type { EvictionManager } from './eviction/eviction-manager.js'
 
@@ -215,9 +216,15 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
 
   let node: NodeManager | undefined
+  // agent/gc/: image and dead-container GC, also the eviction manager's node-level reclaim.
+  const gc = createNodeGc({
+    config, now, logger, runtimes: () => [...runtimes.values()], isActivePod: uid => pods.workers().has(uid),
+    onFailure: (reason, message) => recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', reason, message)
+  })
+  if (!config.runOnce) gc.start()
   // agent/eviction/: thresholds against the node's real signals; a pressure change posts the node status at once.
   eviction = createNodeEviction({
-    config, now, recorder, logger, pods,
+    config, now, recorder, logger, pods, reclaimImages: gc.reclaimImages, reclaimContainers: gc.reclaimContainers,
     allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
     statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
     onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }
@@ -336,6 +343,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     async stop (opts = {}) {
       certificates?.stop()
       eviction?.stop()
+      gc.stop()
       for (const s of sources) s.stop()
       imports.stop()
       // A shutdown keeps the node's heartbeat and the server up while pods stop, as the kubelet's does.

@@ -17,7 +17,7 @@ export interface ImageGcDeps {
   runtime: ContainerRuntime
   policy: ImageGcPolicy
   /** The image filesystem's figures (statfs of where the runtime keeps images). */
-  fsStats(): { capacityBytes: number, availableBytes: number } | undefined
+  fsStats(): Promise<{ capacityBytes: number, availableBytes: number } | undefined> | { capacityBytes: number, availableBytes: number } | undefined
   now(): number
   /** A failure the kubelet reports as an ImageGCFailed event on the node. */
   onFailure?(message: string): void
@@ -101,7 +101,7 @@ export function createImageGc (d: ImageGcDeps): ImageGc {
       const now = d.now()
       let freed = await removeOld(used, now)
       if (d.policy.highPercent >= 100) return freed
-      const fs = d.fsStats()
+      const fs = await d.fsStats()
       if (fs === undefined || fs.capacityBytes <= 0) { d.onFailure?.('invalid capacity 0 on image filesystem'); return freed }
       const available = Math.min(fs.availableBytes, fs.capacityBytes)
       const usagePercent = 100 - Math.floor(available * 100 / fs.capacityBytes)
