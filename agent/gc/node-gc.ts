@@ -1,10 +1,11 @@
-// Binds image and dead-container GC to the orchlet's config and runtimes, on the kubelet's periods (images 5 min, containers 1 min).
+// Binds image GC, dead-container GC and log rotation to the orchlet's config and runtimes, on the kubelet's periods (5 min, 1 min, 10 s).
 
 import type { OrchletConfig } from '../config/types.js'
 import type { ContainerRuntime } from '../runtime/runtime.js'
 import { fsUsage } from '../node/machine-stats.js'
 import { createContainerGc, type ContainerGc } from './container-gc.js'
 import { createImageGc, type ImageGc } from './image-gc.js'
+import { createLogRotator, type LogRotator } from './log-rotation.js'
 
 export interface NodeGcDeps {
   config: OrchletConfig
@@ -19,6 +20,7 @@ export interface NodeGcDeps {
 export interface NodeGc {
   images: Map<string, ImageGc>
   containers: ContainerGc
+  logs: LogRotator
   /** Node-level reclaim for the eviction manager: every unused image past its minimum age. */
   reclaimImages(): Promise<void>
   reclaimContainers(): Promise<void>
@@ -58,6 +60,7 @@ export function createNodeGc (d: NodeGcDeps): NodeGc {
     now: d.now,
     logger: d.logger
   })
+  const logs = createLogRotator({ runtimes: d.runtimes, maxSizeBytes: c.containerLogMaxSize, maxFiles: c.containerLogMaxFiles, now: d.now, logger: d.logger })
   const timers: NodeJS.Timeout[] = []
   const every = (ms: number, what: string, fn: () => Promise<unknown>): void => {
     const t = setInterval(() => { fn().catch(err => d.onFailure(what, (err as Error).message)) }, ms)
@@ -67,11 +70,14 @@ export function createNodeGc (d: NodeGcDeps): NodeGc {
   return {
     images,
     containers,
+    logs,
     async reclaimImages () { for (const rt of d.runtimes()) await imageGcOf(rt).deleteUnused() },
     async reclaimContainers () { await containers.garbageCollect(true) },
     start (imagePeriodMs = 300_000, containerPeriodMs = 60_000) {
       every(imagePeriodMs, 'ImageGCFailed', async () => { for (const rt of d.runtimes()) await imageGcOf(rt).garbageCollect() })
       every(containerPeriodMs, 'ContainerGCFailed', async () => await containers.garbageCollect())
+      // The kubelet's container log manager checks every 10 s.
+      every(10_000, 'ContainerLogRotationFailed', async () => await logs.rotateAll())
     },
     stop () { for (const t of timers.splice(0)) clearInterval(t) }
   }

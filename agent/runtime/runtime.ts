@@ -137,6 +137,8 @@ export interface RuntimeService {
   /** Throws RuntimeError code 'Unimplemented' where the runtime cannot exec (WebAssembly). */
   execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult>
   containerStats(containerId: string): Promise<ContainerStats>
+  /** Makes the runtime write the container's log at its path anew after the orchlet renamed it (log rotation); absent: copy-and-truncate. */
+  reopenContainerLog?(containerId: string): Promise<void>
 }
 
 export interface Image { id: string; repoTags: string[]; repoDigests: string[]; size: number }
