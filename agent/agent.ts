@@ -34,7 +34,7 @@ import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
 import { createNodeEviction } from './eviction/node-eviction.js'
-import { createNodeGc } from './gc/node-gc.js'
+import { createNodeGc, imageFsMountpoint } from './gc/node-gc.js'
 import { cgroupsForWorkers, setUpNodeCgroups } from './cgroups/node-cgroups.js'
 import type { EvictionManager } from './eviction/eviction-manager.js'
 
@@ -225,6 +225,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   // agent/eviction/: thresholds against the node's real signals; a pressure change posts the node status at once.
   eviction = createNodeEviction({
     config, now, recorder, logger, pods, reclaimImages: gc.reclaimImages, reclaimContainers: gc.reclaimContainers,
+    imageDir: await imageFsMountpoint(cri ?? wasm),
     allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
     statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
     onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }

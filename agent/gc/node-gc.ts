@@ -28,10 +28,15 @@ export interface NodeGc {
   stop(): void
 }
 
-/** statfs of the filesystem the runtime keeps its images on (its first image filesystem's mount point). */
-async function imageFsStats (rt: ContainerRuntime): Promise<{ capacityBytes: number, availableBytes: number } | undefined> {
+/** Where the runtime keeps its images (its first image filesystem's mount point): the eviction manager's imagefs. */
+export async function imageFsMountpoint (rt: ContainerRuntime): Promise<string | undefined> {
   const info = await rt.images.imageFsInfo().catch(() => [])
-  const mount = info[0]?.mountpoint
+  return info[0]?.mountpoint
+}
+
+/** statfs of the filesystem the runtime keeps its images on. */
+async function imageFsStats (rt: ContainerRuntime): Promise<{ capacityBytes: number, availableBytes: number } | undefined> {
+  const mount = await imageFsMountpoint(rt)
   return mount === undefined ? undefined : fsUsage(mount)
 }
 
