@@ -38,6 +38,10 @@ import { createTracing } from '../apiserver/tracing/tracing.js'
 import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
+import { createNodeEviction } from './eviction/node-eviction.js'
+import { createNodeGc, imageFsMountpoint } from './gc/node-gc.js'
+import { cgroupsForWorkers, setUpNodeCgroups } from './cgroups/node-cgroups.js'
+import type { EvictionManager } from './eviction/eviction-manager.js'
 
 export interface AgentLogger {
   info (obj: object | string, msg?: string): void
@@ -188,7 +192,13 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     recorder.event({ kind: 'Pod', apiVersion: 'v1', namespace: labels[LABEL_POD_NAMESPACE], name: labels[LABEL_POD_NAME], uid: labels[LABEL_POD_UID],
       fieldPath: `spec.containers{${labels[LABEL_CONTAINER_NAME]}}` }, 'Warning', reason, message)
   }
+  // The eviction manager is made once the pod manager exists; until then every pod is admitted.
+  let eviction: EvictionManager | undefined
+  // agent/cgroups/: the QoS hierarchy; containerd pods get their pod cgroup as the sandbox's cgroup parent.
+  const podCgroups = cri === undefined ? undefined : setUpNodeCgroups({ config, capacity: facts, logger })
   const pods = createPodManager({
+    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER),
+    admitPod: pod => eviction?.admit(pod) ?? { admit: true },
     nodeName,
     maxPods: config.maxPods,
     runtimeFor,
@@ -221,6 +231,21 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
 
   let node: NodeManager | undefined
+  // agent/gc/: image and dead-container GC, also the eviction manager's node-level reclaim.
+  const gc = createNodeGc({
+    config, now, logger, runtimes: () => [...runtimes.values()], isActivePod: uid => pods.workers().has(uid),
+    onFailure: (reason, message) => recorder.event({ kind: 'Node', name: nodeName, uid: nodeName }, 'Warning', reason, message)
+  })
+  if (!config.runOnce) gc.start()
+  // agent/eviction/: thresholds against the node's real signals; a pressure change posts the node status at once.
+  eviction = createNodeEviction({
+    config, now, recorder, logger, pods, reclaimImages: gc.reclaimImages, reclaimContainers: gc.reclaimContainers,
+    imageDir: await imageFsMountpoint(cri ?? wasm),
+    allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
+    statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
+    onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }
+  })
+  if (!config.runOnce) eviction.start(10_000, 1_000)
   const shutdownBandList = shutdownBands(config)
   // Set once a graceful node shutdown starts: the Node's Ready condition says so from then on.
   let shuttingDown = false
@@ -304,7 +329,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
       health: async () => {
         const st = await healthRuntime.runtime.status().catch(() => undefined)
         const errs = [...runtimeReadyErrors(st), ...(shuttingDown ? [NODE_SHUTTING_DOWN] : [])]
-        return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: false, diskPressure: false, pidPressure: false }
+        return { ready: errs.length === 0, readyMessage: aggregateMessage(errs), memoryPressure: eviction?.has('MemoryPressure') ?? false, diskPressure: eviction?.has('DiskPressure') ?? false, pidPressure: eviction?.has('PIDPressure') ?? false }
       },
       now,
       logger,
@@ -342,6 +367,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     },
     async stop (opts = {}) {
       certificates?.stop()
+      eviction?.stop()
+      gc.stop()
       for (const s of sources) s.stop()
       imports.stop()
       // A shutdown keeps the node's heartbeat and the server up while pods stop, as the kubelet's does.

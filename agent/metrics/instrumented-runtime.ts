@@ -3,7 +3,7 @@
 
 import type { ContainerRuntime, ImageService, RuntimeService } from '../runtime/runtime.js'
 
-type CriCall = Exclude<keyof RuntimeService, 'streamingUrl' | 'cniConfDir'>
+type CriCall = Exclude<keyof RuntimeService, 'streamingUrl' | 'cniConfDir' | 'reopenContainerLog'>
 
 /** The kubelet's instrumented_services names of each call (the runtime's other members pass through). */
 const RUNTIME_OPS: Record<CriCall, string> = {

@@ -102,14 +102,19 @@ export async function runShutdown (steps: readonly ShutdownStep[], d: RunShutdow
  * reason and message, and a DisruptionTarget condition saying the orchlet terminated it.
  */
 export function nodeShutdownStatus (last: PodStatus | undefined, nowRfc3339: string): PodStatus {
+  return evictedStatus(last, NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE, nowRfc3339)
+}
+
+/** A pod the orchlet stopped itself (node shutdown, eviction): Failed unless it had succeeded, with a DisruptionTarget condition. */
+export function evictedStatus (last: PodStatus | undefined, reason: string, message: string, nowRfc3339: string): PodStatus {
   const phase = last?.phase === 'Succeeded' ? 'Succeeded' : 'Failed'
   const unready = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed'
   const kept = (last?.conditions ?? []).filter(c => c.type !== 'DisruptionTarget' && c.type !== 'Ready' && c.type !== 'ContainersReady')
   const conditions: PodCondition[] = [...kept,
-    { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message: NODE_SHUTDOWN_MESSAGE, lastProbeTime: null, lastTransitionTime: nowRfc3339 },
+    { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message, lastProbeTime: null, lastTransitionTime: nowRfc3339 },
     { type: 'Ready', status: 'False', reason: unready, lastProbeTime: null, lastTransitionTime: nowRfc3339 },
     { type: 'ContainersReady', status: 'False', reason: unready, lastProbeTime: null, lastTransitionTime: nowRfc3339 }]
-  return { ...last, phase, reason: NODE_SHUTDOWN_REASON, message: NODE_SHUTDOWN_MESSAGE, conditions }
+  return { ...last, phase, reason, message, conditions }
 }
 
 /** What the shutdown needs of the pod manager. */

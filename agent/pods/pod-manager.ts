@@ -5,7 +5,7 @@ import type { SourceSink } from './sources/source.js'
 import { createPodWorker, type PodWorker, type PodWorkerDeps } from './pod-worker.js'
 import { mirrorIsCurrent, type StatusManager } from './status-manager.js'
 import { gracePeriodOf, isStaticPod, podKey, type Pod, type PodSource, type PodStatus } from './pod-types.js'
-import { nodeShutdownStatus, type ShutdownTarget } from './node-shutdown.js'
+import { evictedStatus, nodeShutdownStatus, type ShutdownTarget } from './node-shutdown.js'
 import { rfc3339 } from '../node/node-object.js'
 import { podReference } from './pod-events.js'
 import { removeOrphanedPods } from './adoption.js'
@@ -32,6 +32,8 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   housekeepingMs?: number
   /** A pod first reached phase Running this long (seconds) after the orchlet first saw it (kubelet_pod_start_duration_seconds). */
   onPodStarted?: (seconds: number) => void
+  /** Admission beyond --max-pods (the eviction manager's: no BestEffort pods under memory pressure). */
+  admitPod?(pod: Pod): { admit: true } | { admit: false, reason: string, message: string }
 }
 
 export interface PodManager extends ShutdownTarget {
@@ -45,6 +47,11 @@ export interface PodManager extends ShutdownTarget {
   idle(): Promise<void>
   /** Removes orphaned runtime pods now (when every expected source has reported); resolves with the uids removed. */
   housekeeping(): Promise<string[]>
+  /**
+   * Stops a pod for the eviction manager and reports it Failed with `reason` and `message` and a DisruptionTarget
+   * condition; it is not started again. False when the pod is unknown or already stopping.
+   */
+  evict(uid: string, gracePeriodSeconds: number, reason: string, message: string): Promise<boolean>
   /** The pod manager's Prometheus metrics (pods, containers by state, sync and housekeeping durations). */
   metrics(): MetricFamily[]
 }
@@ -249,6 +256,8 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       if (isStaticPod(pod) && sameNameBusy(pod, uid)) continue
       if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue
       const active = [...workers.values()].filter(x => !x.finished()).length
+      const admission = d.admitPod?.(pod)
+      if (admission !== undefined && !admission.admit) { reject(pod, admission.reason, admission.message); continue }
       if (active >= d.maxPods) { reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${d.maxPods}`); continue }
       try {
         const worker = createPodWorker(pod, { ...d, onStatus })
@@ -352,6 +361,16 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       d.statusManager?.set(w.pod(), nodeShutdownStatus(w.status(), rfc3339(d.now())))
     },
     detach (uid) { workers.get(uid)?.detach() },
+    async evict (uid, gracePeriodSeconds, reason, message) {
+      const w = workers.get(uid)
+      if (w === undefined || stopping.has(uid)) return false
+      // Kept in the rejected set, an evicted pod is not started again while its source still lists it.
+      rejected.add(uid)
+      stop(uid, gracePeriodSeconds, false)
+      await stopping.get(uid)
+      d.statusManager?.set(w.pod(), evictedStatus(w.status(), reason, message, rfc3339(d.now())))
+      return true
+    },
     async idle () { await Promise.all([...stopping.values()]) },
     housekeeping,
     metrics

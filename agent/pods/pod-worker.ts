@@ -42,6 +42,8 @@ export interface PodWorkerDeps {
   tracing?: SpanRunner
   /** Each probe attempt's outcome (the kubelet's prober_probe_total); none without. */
   onProbeResult?: (r: { kind: 'startup' | 'liveness' | 'readiness', ok: boolean, container: string, pod: string, namespace: string, podUid: string }) => void
+  /** The pod cgroups (agent/cgroups/): the sandbox's cgroup parent, and the cgroup released once the pod stopped. */
+  cgroups?: { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void }
 }
 
 export interface PodWorker {
@@ -357,6 +359,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     if (sandboxId !== undefined) return true
     const cfg = sandboxConfig(pod, d.logsRoot, sandboxAttempt)
     try {
+      cfg.cgroupParent = d.cgroups?.parentFor(pod, handler)
       sandboxId = await runtime.runtime.runPodSandbox(cfg, handler)
     } catch (err) {
       const message = (err as Error).message
@@ -476,6 +479,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       }
       await removeStaleSandboxes().catch(() => {})
       cleanupPodDir(d.rootDir, uid)
+      d.cgroups?.release(pod)
       for (const name of slots.keys()) d.backoff.forget(key(name))
       d.backoff.forget(podKey)
       done = true

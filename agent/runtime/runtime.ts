@@ -144,6 +144,8 @@ export interface RuntimeService {
   streamingUrl?(request: StreamingRequest): Promise<string>
   /** Where the runtime reads its CNI network configuration (from its verbose status); absent without CNI. */
   cniConfDir?(): Promise<string | undefined>
+  /** Makes the runtime write the container's log at its path anew after the orchlet renamed it (log rotation); absent: copy-and-truncate. */
+  reopenContainerLog?(containerId: string): Promise<void>
 }
 
 /** Which standard streams a session carries (with a TTY, stderr is merged into stdout and never requested). */

@@ -104,6 +104,7 @@ export function createCriRuntime (opts: CriRuntimeOptions): ContainerRuntime {
       await r('StopContainer', { containerId: id, timeout: grace }, timeoutMs + grace * 1000)
     },
     removeContainer: async (id) => { requireId('containerId', id); await r('RemoveContainer', { containerId: id }) },
+    reopenContainerLog: async (id) => { requireId('containerId', id); await r('ReopenContainerLog', { containerId: id }) },
     listContainers: async (filter) =>
       ((await r('ListContainers', { filter: toCriContainerFilter(filter) })).containers as Msg[]).map(fromCriContainer),
     containerStatus: async (id) => {

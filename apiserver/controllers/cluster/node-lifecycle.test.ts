@@ -46,3 +46,26 @@ t.test('a silent node turns Unknown, is tainted unreachable, and its pods are ev
   await until(async () => (await taints()).every(x => !x.key.startsWith('node.kubernetes.io/')))
   t.same(await taints(), [], 'taints removed once Ready')
 })
+
+t.test('a pressure condition turns into its NoSchedule taint, which goes when the condition clears', async t => {
+  const fx = await openFixture()
+  t.teardown(() => fx.close())
+  const client = inProcessClient(fx.registry, 'orch-controller-manager')
+  const clock = new FakeClock(Date.now())
+  const cm = startControllerManager({ client, logger: silentLogger, clock, controllers: ['nodelifecycle'] })
+  t.teardown(() => cm.stop())
+  const beat = new Date(clock.now()).toISOString()
+  const conditions = (memory: string, pid: string): Obj[] => [
+    { type: 'MemoryPressure', status: memory, lastHeartbeatTime: beat, lastTransitionTime: beat },
+    { type: 'DiskPressure', status: 'False', lastHeartbeatTime: beat, lastTransitionTime: beat },
+    { type: 'PIDPressure', status: pid, lastHeartbeatTime: beat, lastTransitionTime: beat },
+    { type: 'Ready', status: 'True', lastHeartbeatTime: beat, lastTransitionTime: beat }]
+  await client.resource(RESOURCES.nodes).create('', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n2' }, spec: { taints: [{ key: 'own', value: 'x', effect: 'NoSchedule' }] } })
+  await client.resource(RESOURCES.nodes).patch('', 'n2', { status: { conditions: conditions('True', 'True') } }, 'status')
+  const taintKeys = async (): Promise<string> => ((await client.resource(RESOURCES.nodes).get('', 'n2'))?.spec?.taints ?? []).map((x: Obj) => `${String(x.key)}:${String(x.effect)}`).join(',')
+  await until(async () => (await taintKeys()).includes('pid-pressure'))
+  t.equal(await taintKeys(), 'own:NoSchedule,node.kubernetes.io/memory-pressure:NoSchedule,node.kubernetes.io/pid-pressure:NoSchedule')
+  await client.resource(RESOURCES.nodes).patch('', 'n2', { status: { conditions: conditions('False', 'True') } }, 'status')
+  await until(async () => !(await taintKeys()).includes('memory-pressure'))
+  t.equal(await taintKeys(), 'own:NoSchedule,node.kubernetes.io/pid-pressure:NoSchedule', 'the node\'s own taints are kept')
+})

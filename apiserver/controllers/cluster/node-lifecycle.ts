@@ -1,10 +1,12 @@
 // The node lifecycle controller: a node that stops reporting turns Unknown, NotReady and unreachable nodes get
-// NoExecute taints, and pods that do not tolerate them are evicted once their tolerationSeconds pass.
+// NoExecute taints, pressure conditions become NoSchedule taints, and pods that do not tolerate NoExecute taints are
+// evicted once their tolerationSeconds pass.
 
 import { QueueController, type ControllerContext, type ReconcileResult } from '../controller.js'
 import { RESOURCES, type Obj } from '../client/types.js'
 import type { SharedInformer } from '../informer.js'
 import { rfc3339 } from '../../registry/object-meta.js'
+import { withConditionTaints } from './condition-taints.js'
 
 export const NOT_READY_TAINT = 'node.kubernetes.io/not-ready'
 export const UNREACHABLE_TAINT = 'node.kubernetes.io/unreachable'
@@ -78,6 +80,7 @@ export class NodeLifecycleController extends QueueController {
     } else if (wanted !== undefined && !kept.some(t => t.key === wanted && t.effect === 'NoSchedule')) {
       current = [...kept, { key: wanted, effect: 'NoSchedule' }]
     }
+    current = withConditionTaints(current, conditions)
     if (JSON.stringify(current) !== JSON.stringify(taints)) {
       await this.c.client.resource(RESOURCES.nodes).patch('', name, { spec: { taints: current.length > 0 ? current : null } })
     }

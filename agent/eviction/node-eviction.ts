@@ -1,0 +1,85 @@
+// Binds the eviction manager to the orchlet: its config, the node's real signals, the pods' stats and the pod manager's eviction.
+
+import type { OrchletConfig } from '../config/types.js'
+import type { EventRecorder } from '../events/recorder.js'
+import { podReference } from '../pods/pod-events.js'
+import type { Pod } from '../pods/pod-types.js'
+import { createEvictionManager, EVICTED_REASON, type EvictionManager, type PodStats } from './eviction-manager.js'
+import { nodeMemory, observeSignals } from './signals.js'
+import { configuredThresholds, type PressureCondition } from './thresholds.js'
+
+export interface NodeEvictionDeps {
+  config: OrchletConfig
+  /** Node allocatable memory in bytes. */
+  allocatableMemoryBytes: number
+  /** imagefs: where images are kept (absent: the root dir's filesystem). */
+  imageDir?: string
+  now(): number
+  /** The Summary API's pods (the pod manager's stats). */
+  statsSummary(): Promise<{ pods: Array<Record<string, unknown>> }>
+  pods: {
+    active(): Pod[]
+    evict(uid: string, gracePeriodSeconds: number, reason: string, message: string): Promise<boolean>
+  }
+  recorder: EventRecorder
+  reclaimImages?(): Promise<void>
+  reclaimContainers?(): Promise<void>
+  onConditionsChanged?(conditions: PressureCondition[]): void
+  logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
+}
+
+interface SummaryPod {
+  podRef?: { uid?: string }
+  memory?: { workingSetBytes?: number }
+  containers?: Array<{ name: string, memory?: { workingSetBytes?: number } }>
+}
+
+/** Pod usage by uid from the Summary API's pods. */
+export function podStatsOf (pods: ReadonlyArray<Record<string, unknown>>): Map<string, PodStats> {
+  const out = new Map<string, PodStats>()
+  for (const raw of pods as unknown as SummaryPod[]) {
+    const uid = raw.podRef?.uid
+    if (uid === undefined) continue
+    out.set(uid, {
+      memoryBytes: raw.memory?.workingSetBytes,
+      containers: (raw.containers ?? []).map(c => ({ name: c.name, memoryBytes: c.memory?.workingSetBytes }))
+    })
+  }
+  return out
+}
+
+export function createNodeEviction (d: NodeEvictionDeps): EvictionManager {
+  const c = d.config
+  const podStats = async (): Promise<Map<string, PodStats>> => podStatsOf((await d.statsSummary()).pods)
+  const sources = {
+    rootDir: c.rootDir,
+    imageDir: d.imageDir,
+    allocatableMemoryBytes: d.allocatableMemoryBytes,
+    podsWorkingSetBytes: async () => [...(await podStats()).values()].reduce((a, p) => a + (p.memoryBytes ?? 0), 0)
+  }
+  return createEvictionManager({
+    thresholds: configuredThresholds(c),
+    pressureTransitionMs: c.evictionPressureTransitionPeriod,
+    maxPodGracePeriodSeconds: c.evictionMaxPodGracePeriod,
+    now: d.now,
+    observe: async () => await observeSignals(sources),
+    // The kernel's memcg threshold notification (cgroup v1 cgroup.event_control with an eventfd, v2 memory.events
+    // polling) needs eventfd(2), which Node cannot make without native code: the memory signal is polled instead.
+    observeMemory: async () => {
+      const mem = nodeMemory()
+      return mem === undefined ? {} : { 'memory.available': { available: mem.capacity - mem.workingSet, capacity: mem.capacity } }
+    },
+    activePods: () => d.pods.active(),
+    podStats,
+    async evictPod (req) {
+      const m = req.pod.metadata
+      d.logger.warn({ pod: `${m.namespace}/${m.name}`, grace: req.gracePeriodSeconds }, `evicting pod: ${req.message}`)
+      d.recorder.event(podReference(req.pod), 'Warning', EVICTED_REASON, req.message)
+      return await d.pods.evict(m.uid, req.gracePeriodSeconds, EVICTED_REASON, req.message)
+    },
+    reclaimImages: d.reclaimImages,
+    reclaimContainers: d.reclaimContainers,
+    onConditionsChanged: d.onConditionsChanged,
+    logger: d.logger
+  })
+}
