@@ -86,6 +86,10 @@ t.test('PersistentVolumeClaimResize lets a bound claim grow only when its class 
     t.equal(err.reason, 'Forbidden')
     t.equal(err.message, `persistentvolumeclaims "${name}" is forbidden: ${message}`)
   }
+  const pending = (await pvcs.create(ctx(), 'default', body(claim('g', { storageClassName: 'grows' })))).object as Record<string, any>
+  const unbound = await grow(pending, '2Gi') as any
+  t.equal(unbound.code, 403)
+  t.equal(unbound.message, 'persistentvolumeclaims "g" is forbidden: Only bound persistent volume claims can be expanded')
   const same = await grow(await bound('f', { storageClassName: 'fixed' }), '1024Mi') as any
   t.equal(same.object?.spec.resources.requests.storage, '1024Mi', 'the same size is no resize')
 })
