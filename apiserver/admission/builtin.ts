@@ -7,6 +7,9 @@ import { alwaysPullImagesPlugin } from './pods/always-pull-images.js'
 import { runtimeClassPlugin } from './pods/runtime-class.js'
 import { taintNodesByConditionPlugin } from './nodes/taint-nodes-by-condition.js'
 import { storageObjectInUseProtectionPlugin } from './storage/storage-object-in-use-protection.js'
+import { defaultStorageClassPlugin } from './storage/default-storage-class.js'
+import { persistentVolumeClaimResizePlugin } from './storage/persistent-volume-claim-resize.js'
+import { defaultIngressClassPlugin } from './network/default-ingress-class.js'
 import { createPodSecurityPlugin, registryPodSecurityDeps } from './podsecurity/index.js'
 
 export function builtinPluginFactories (): Record<string, AdmissionPluginFactory> {
@@ -17,6 +20,9 @@ export function builtinPluginFactories (): Record<string, AdmissionPluginFactory
     RuntimeClass: deps => runtimeClassPlugin(deps),
     TaintNodesByCondition: () => taintNodesByConditionPlugin(),
     StorageObjectInUseProtection: () => storageObjectInUseProtectionPlugin(),
+    DefaultStorageClass: deps => defaultStorageClassPlugin(deps),
+    PersistentVolumeClaimResize: deps => persistentVolumeClaimResizePlugin(deps),
+    DefaultIngressClass: deps => defaultIngressClassPlugin(deps),
     PodSecurity: (deps, config) => createPodSecurityPlugin(registryPodSecurityDeps(deps.registry), config)
   }
 }

@@ -64,7 +64,11 @@ t.test('buildAdmission builds enabled plugins in order, hands factories their co
   t.ok(built.active.includes('PodSecurity'))
   t.ok(built.active.includes('ResourceQuota'))
   t.notOk(built.active.includes('LimitRanger'))
-  t.ok(built.unimplemented.includes('DefaultStorageClass'))
+  t.ok(built.unimplemented.includes('ClusterTrustBundleAttest'))
+  for (const p of ['DefaultStorageClass', 'PersistentVolumeClaimResize', 'DefaultIngressClass']) {
+    t.ok(built.active.includes(p), `${p} is built`)
+    t.notOk(built.unimplemented.includes(p))
+  }
   t.equal(built.registryOptions.serviceAccountAdmission, true)
   t.ok(built.active.indexOf('AlwaysPullImages') < built.active.indexOf('PodSecurity'))
   t.throws(() => buildAdmission({ registry, options: { plugins: ['PodSecurity'], configs: new Map() }, pluginFactories: { PodSecurity: () => { throw new Error('bad level') } } }),
