@@ -3,6 +3,7 @@
 // Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json.
 
 import { spawn } from 'node:child_process'
+import { loadKubeconfig } from '../apiserver/client/kubeconfig.js'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
@@ -14,6 +15,9 @@ const WATCHERS = Number(process.env.WATCHERS ?? 100)
 const EVENTS = Number(process.env.EVENTS ?? 2000)
 const OBJECT_BYTES = Number(process.env.OBJECT_BYTES ?? 1024)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64)
+/** Extra `orch apiserver` flags (e.g. ORCH_ARGS="--etcd-servers http://127.0.0.1:2379") and a tag for the result file. */
+const ORCH_ARGS = (process.env.ORCH_ARGS ?? '').split(' ').filter(a => a !== '')
+const TAG = process.env.TAG === undefined ? '' : `-${process.env.TAG}`
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 /** utime+stime of a process in seconds, from /proc (clock ticks of 100 Hz on Linux). */
@@ -37,12 +41,14 @@ async function waitFor (check: () => boolean, timeoutMs: number, what: string): 
 
 async function main (): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-bench-'))
-  const server = spawn(process.execPath, [join(root, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const server = spawn(process.execPath, [join(root, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0', ...ORCH_ARGS], { stdio: ['ignore', 'ignore', 'inherit'] })
   const kubeconfig = join(dataDir, 'kubeconfig')
   try {
     await waitFor(() => existsSync(kubeconfig), 30_000, 'the server')
     const url = String((parse(readFileSync(kubeconfig, 'utf8')) as { clusters: Array<{ cluster: { server: string } }> }).clusters[0]!.cluster.server)
-    const pool = new Pool(url, { connections: WATCHERS + CONCURRENCY + 4, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 })
+    // The server speaks HTTPS with its own CA and wants the admin's client certificate (DIR/kubeconfig).
+    const kc = loadKubeconfig(kubeconfig)
+    const pool = new Pool(url, { connect: { ca: kc.caPem, cert: kc.clientCertPem, key: kc.clientKeyPem }, connections: WATCHERS + CONCURRENCY + 4, pipelining: 1, bodyTimeout: 0, headersTimeout: 0 })
     const base = '/api/v1/namespaces/default/configmaps'
     const list = await pool.request({ method: 'GET', path: base })
     const rv = String((await list.body.json() as { metadata: { resourceVersion: string } }).metadata.resourceVersion)
@@ -98,7 +104,7 @@ async function main (): Promise<void> {
     await pool.destroy()
     console.log(JSON.stringify(result))
     mkdirSync(join(root, 'benchmarks/results'), { recursive: true })
-    writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w.json`), JSON.stringify(result, null, 2) + '\n')
+    writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w${TAG}.json`), JSON.stringify(result, null, 2) + '\n')
   } finally {
     server.kill('SIGTERM')
     await new Promise(resolve => server.once('exit', resolve))
