@@ -53,6 +53,9 @@ if ('skip' in cluster) {
     }
     t.equal(created.code, 0, `a CRD created through one server is served by the other: ${created.stderr}`)
     t.equal((await kc(a.server, 'get', 'widget', 'w1', '-o', 'jsonpath={.size}')).stdout, '3')
+
+    const leases = await kc(a.server, 'get', 'leases', '-n', 'kube-system', '-l', 'apiserver.kubernetes.io/identity=kube-apiserver', '-o', 'name')
+    t.equal(leases.stdout.trim().split('\n').filter(l => l !== '').length, 2, `each API server holds an identity Lease: ${leases.stdout}${leases.stderr}`)
   })
 
   t.test('a watch through a server that dies resumes on the other with no event lost or repeated', async t => {

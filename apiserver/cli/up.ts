@@ -40,6 +40,8 @@ import type { RunningAgent } from '../../agent/agent.js'
 import { startControllerManager } from '../controllers/manager.js'
 import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
+import { ApiServerIdentity } from '../controllers/apiserver-identity.js'
+import { systemControllerClock } from '../controllers/clock.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 
@@ -225,6 +227,10 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
     await writeClientKubeconfig(kubeconfigPath, url, security.pki, security.pki.admin)
     logger.info({ url, dataDir: o.dataDir, kubeconfig: kubeconfigPath }, 'orch is serving')
+    // APIServerIdentity: a Lease per API server in kube-system (several may share one etcd).
+    const identity = o.featureGates?.enabled('APIServerIdentity') === false ? undefined
+      : new ApiServerIdentity({ client: inProcessClient(registry, 'kube-apiserver'), clock: systemControllerClock, logger, hostname: hostname(), url })
+    identity?.start()
     const node: RunningAgent | undefined = prepared === undefined ? undefined : await startLocalNode(prepared)
     const running = workloads
     let stopping: Promise<void> | undefined
@@ -243,6 +249,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         // The node agent goes next, while the API server can still take its last status writes.
         await node?.stop({ shutdown: true })
         running?.stop()
+        await identity?.stop()
         await srv.close()
         await audit?.close()
         await structured?.close()
