@@ -8,6 +8,7 @@ import { createApiServer, type ApiServer, type ApiServerOptions } from '../serve
 import { createRegistry } from '../registry/registry.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
 import { openEtcdBackend } from './etcd-backend.js'
+import { electedWorkloads } from './elected-workloads.js'
 import type { EtcdOptions } from './etcd-flags.js'
 import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js'
 import type { Store } from '../storage/store.js'
@@ -221,7 +222,10 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await adm.start(registry)
     spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
     // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
-    workloads = o.controllers === false ? undefined : startWorkloads(registry, logger, o, security.pki, authorizer)
+    const reg0 = registry
+    const startAll = (): { stop(): void } => startWorkloads(reg0, logger, o, security.pki, authorizer)
+    // On etcd other API servers may share the cluster: the workloads run in the one that holds the Lease.
+    workloads = o.controllers === false ? undefined : o.etcd === undefined ? startAll() : electedWorkloads(reg0, logger, startAll)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
     const url = `https://${clientHost(o.bindAddress)}:${port}`
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
