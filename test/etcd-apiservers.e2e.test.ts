@@ -16,13 +16,15 @@ if ('skip' in cluster) {
   t.teardown(() => { cluster.stop(); rmSync(dir, { recursive: true, force: true }) })
   const etcdArgs = ['--etcd-servers', cluster.endpoints.join(','), '--etcd-prefix', '/e2e']
 
+  // Both servers live for the whole file (the second test kills b).
+  const a = await startOrch(join(dir, 'a'), 60_000, etcdArgs, 'apiserver')
+  t.teardown(() => a.stop())
+  // The second server shares the first one's PKI directory (CA, serving and service-account keys).
+  cpSync(join(dir, 'a', 'pki'), join(dir, 'b', 'pki'), { recursive: true })
+  const b = await startOrch(join(dir, 'b'), 60_000, etcdArgs, 'apiserver')
+  t.teardown(() => b.stop())
+
   t.test('two API servers on one etcd serve one cluster', async t => {
-    const a = await startOrch(join(dir, 'a'), 60_000, etcdArgs, 'apiserver')
-    t.teardown(() => a.stop())
-    // The second server shares the first one's PKI directory (CA, serving and service-account keys).
-    cpSync(join(dir, 'a', 'pki'), join(dir, 'b', 'pki'), { recursive: true })
-    const b = await startOrch(join(dir, 'b'), 60_000, etcdArgs, 'apiserver')
-    t.teardown(() => b.stop())
     t.not(a.server, b.server)
     const cache = join(dir, 'kubectl-cache')
     const kc = (server: string, ...args: string[]) => runKubectl(a.kubeconfig, cache, ['--server', server, ...args])
@@ -59,10 +61,6 @@ if ('skip' in cluster) {
   })
 
   t.test('a watch through a server that dies resumes on the other with no event lost or repeated', async t => {
-    const a = await startOrch(join(dir, 'a'), 60_000, etcdArgs, 'apiserver')
-    t.teardown(() => a.stop())
-    const b = await startOrch(join(dir, 'b'), 60_000, etcdArgs, 'apiserver')
-    t.teardown(() => b.stop())
     const path = '/api/v1/namespaces/default/configmaps'
     const post = async (name: string): Promise<void> => {
       const res = await request(a.server + path, {
