@@ -76,8 +76,8 @@ export class EtcdStore implements Store {
   async list (prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const { key, rangeEnd } = this.keys.range(prefix)
     const start = opts.startKey !== undefined && opts.startKey > prefix ? this.keys.key(opts.startKey) : key
-    const revision = opts.revision ?? this.rev
-    const res = await this.range({ key: start, rangeEnd, revision, limit: opts.limit ?? 0 }, opts.revision)
+    // Without a revision etcd reads its newest (0): this server's own view may lag writes of other API servers.
+    const res = await this.range({ key: start, rangeEnd, revision: opts.revision ?? 0, limit: opts.limit ?? 0 }, opts.revision)
     const items = (res.kvs as Msg[]).map(kv => this.keys.kv(kv))
     return { items, revision: opts.revision ?? res.header.revision, remaining: Math.max(0, res.count - items.length) }
   }
