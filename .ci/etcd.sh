@@ -14,13 +14,17 @@ die() { say "$*"; exit 1; }
 install_etcd() {
   command -v etcd >/dev/null && return 0
   [ "$(id -u)" -eq 0 ] || die "etcd is not installed and installing it needs root"
+  # Test files start clusters in parallel: one installs, the others wait for it (and for dpkg's lock).
+  exec 9>/tmp/orch-etcd-install.lock
+  flock -w 600 9 || die "timed out waiting for another etcd install"
+  command -v etcd >/dev/null && return 0
   say "installing etcd-server"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2 || die "apt-get update failed"
+  apt-get update -qq -o DPkg::Lock::Timeout=300 >&2 || die "apt-get update failed"
   # policy-rc.d keeps the package from starting the system etcd service.
   local policy=/usr/sbin/policy-rc.d created_policy=0
   if [ ! -e "$policy" ]; then printf '#!/bin/sh\nexit 101\n' > "$policy"; chmod +x "$policy"; created_policy=1; fi
-  apt-get install -y -qq --no-install-recommends etcd-server >&2 || { [ $created_policy = 1 ] && rm -f "$policy"; die "apt-get install etcd-server failed"; }
+  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends etcd-server >&2 || { [ $created_policy = 1 ] && rm -f "$policy"; die "apt-get install etcd-server failed"; }
   [ $created_policy = 1 ] && rm -f "$policy"
   return 0
 }

@@ -8,6 +8,7 @@ import { createApiServer, type ApiServer, type ApiServerOptions } from '../serve
 import { createRegistry } from '../registry/registry.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
 import { openEtcdBackend } from './etcd-backend.js'
+import { electedWorkloads } from './elected-workloads.js'
 import type { EtcdOptions } from './etcd-flags.js'
 import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js'
 import type { Store } from '../storage/store.js'
@@ -42,6 +43,8 @@ import { createSummaryScraper } from '../metrics-api/summary-scraper.js'
 import { withResourceMetrics } from '../metrics-api/metrics-registry.js'
 import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
+import { ApiServerIdentity } from '../controllers/apiserver-identity.js'
+import { systemControllerClock } from '../controllers/clock.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 import type { TracingSettings } from '../tracing/config.js'
@@ -279,12 +282,19 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     await adm.start(registry)
     spaceEvents = startStorageSpaceEvents({ registry, store, logger, clock: { now: () => Date.now() }, host: hostname() })
     // Controllers start before the server listens, so the first clients find the namespaces' default accounts made.
-    workloads = o.controllers === false ? undefined : await serveWorkloads(startWorkloads(served, logger, o, security.pki, authorizer), o, logger)
+    const startAll = (): Workloads => startWorkloads(served, logger, o, security.pki, authorizer)
+    // On etcd other API servers may share the cluster: the workloads run in the one that holds the Lease (with no
+    // component ports: those follow the leader in Kubernetes too, and each process would need its own).
+    workloads = o.controllers === false ? undefined : o.etcd === undefined ? await serveWorkloads(startAll(), o, logger) : electedWorkloads(served, logger, startAll)
     const { port } = await server.listen({ port: o.port, host: o.bindAddress })
     const url = `https://${clientHost(o.bindAddress)}:${port}`
     if (prepared !== undefined) await writeLocalNodeCredentials(prepared, o.dataDir, url, security.pki)
     await writeClientKubeconfig(kubeconfigPath, url, security.pki, security.pki.admin)
     logger.info({ url, dataDir: o.dataDir, kubeconfig: kubeconfigPath }, 'orch is serving')
+    // APIServerIdentity: a Lease per API server in kube-system (several may share one etcd).
+    const identity = o.featureGates?.enabled('APIServerIdentity') === false ? undefined
+      : new ApiServerIdentity({ client: inProcessClient(registry, 'kube-apiserver'), clock: systemControllerClock, logger, hostname: hostname(), url })
+    identity?.start()
     const node: RunningAgent | undefined = prepared === undefined ? undefined : await startLocalNode(prepared)
     const running = workloads
     let stopping: Promise<void> | undefined
@@ -303,6 +313,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         // The node agent goes next, while the API server can still take its last status writes.
         await node?.stop({ shutdown: true })
         running?.stop()
+        await identity?.stop()
         await srv.close()
         await metricsSource.close()
         await audit?.close()

@@ -62,11 +62,15 @@ export class EtcdClient {
       : credentials.createInsecure()
   }
 
-  /** One unary call; on unavailability or timeout it is sent to the next endpoint, each tried once. */
-  async call (service: EtcdService, method: string, request: Msg, timeoutMs = this.callTimeoutMs): Promise<Msg> {
+  /**
+   * One unary call; on unavailability or timeout it is sent to the next endpoint, each tried once. With `once`, it is
+   * sent once and the failure thrown (after moving to the next endpoint): for writes whose outcome the caller must
+   * then find out itself.
+   */
+  async call (service: EtcdService, method: string, request: Msg, timeoutMs = this.callTimeoutMs, once = false): Promise<Msg> {
     const codec = this.codecFor(service, method)
     let lastErr: unknown
-    for (let attempt = 0; attempt < this.endpoints.length; attempt++) {
+    for (let attempt = 0; attempt < (once ? 1 : this.endpoints.length); attempt++) {
       const i = this.current
       try {
         return await this.unary(i, codec, request, timeoutMs)

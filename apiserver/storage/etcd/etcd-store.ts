@@ -1,6 +1,6 @@
 // The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as guarded Txns.
 import { StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
-import { EtcdClient, type EtcdTls } from './etcd-client.js'
+import { EtcdClient, isFailover, type EtcdTls } from './etcd-client.js'
 import type { Msg } from './etcd-proto.js'
 import { EtcdWatch } from './etcd-watch.js'
 import { isCompactedError, isFutureError, toStorageError } from './errors.js'
@@ -15,11 +15,19 @@ export interface EtcdStoreOptions {
   log?: (msg: string) => void
 }
 
+/** A committed write: its revision and the key's value before it (absent for a create). */
+interface Committed {
+  revision: Revision
+  prev: Msg
+}
+
 /** What one guarded write does: the request ops, given the revision it will commit at, and how a refusal reads. */
 interface WriteSpec {
   key: string
   compare: Msg[]
   success: (revision: Revision) => Msg[]
+  /** The bytes the last success() call wrote (undefined for a delete). */
+  written: () => Buffer | undefined
   /** The key's live kv (or undefined) explains why the key compare failed. */
   refused: (live: Msg | undefined) => StorageError
 }
@@ -68,8 +76,8 @@ export class EtcdStore implements Store {
   async list (prefix: string, opts: ListOptions = {}): Promise<ListResult> {
     const { key, rangeEnd } = this.keys.range(prefix)
     const start = opts.startKey !== undefined && opts.startKey > prefix ? this.keys.key(opts.startKey) : key
-    const revision = opts.revision ?? this.rev
-    const res = await this.range({ key: start, rangeEnd, revision, limit: opts.limit ?? 0 }, opts.revision)
+    // Without a revision etcd reads its newest (0): this server's own view may lag writes of other API servers.
+    const res = await this.range({ key: start, rangeEnd, revision: opts.revision ?? 0, limit: opts.limit ?? 0 }, opts.revision)
     const items = (res.kvs as Msg[]).map(kv => this.keys.kv(kv))
     return { items, revision: opts.revision ?? res.header.revision, remaining: Math.max(0, res.count - items.length) }
   }
@@ -85,8 +93,9 @@ export class EtcdStore implements Store {
       key,
       compare: [{ key: this.keys.key(key), target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
       success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value } }] },
+      written: () => value,
       refused: () => new StorageError('KeyExists', `key ${key} already exists`, key)
-    }).then(res => ({ key, value, createRevision: res.header.revision, modRevision: res.header.revision }))
+    }).then(res => ({ key, value, createRevision: res.revision, modRevision: res.revision }))
   }
 
   update (key: string, encode: Encoder, expectedModRevision?: Revision): Promise<KeyValue> {
@@ -95,8 +104,9 @@ export class EtcdStore implements Store {
       key,
       compare: this.expect(key, expectedModRevision),
       success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value, prevKv: true } }] },
+      written: () => value,
       refused: live => this.refusal(key, live)
-    }).then(res => ({ key, value, createRevision: res.responses[0].responsePut.prevKv.createRevision, modRevision: res.header.revision }))
+    }).then(res => ({ key, value, createRevision: res.prev.createRevision, modRevision: res.revision }))
   }
 
   delete (key: string, expectedModRevision?: Revision): Promise<KeyValue> {
@@ -104,8 +114,9 @@ export class EtcdStore implements Store {
       key,
       compare: this.expect(key, expectedModRevision),
       success: () => [{ requestDeleteRange: { key: this.keys.key(key), prevKv: true } }],
+      written: () => undefined,
       refused: live => this.refusal(key, live)
-    }).then(res => ({ ...this.keys.kv(res.responses[0].responseDeleteRange.prevKvs[0]), modRevision: res.header.revision }))
+    }).then(res => ({ ...this.keys.kv(res.prev), modRevision: res.revision }))
   }
 
   watch (prefix: string, fromRevision: Revision, callbacks: WatchCallbacks): WatchHandle {
@@ -194,10 +205,10 @@ export class EtcdStore implements Store {
   }
 
   /** Runs one guarded write after the ones before it. */
-  private write (spec: WriteSpec): Promise<Msg> {
+  private write (spec: WriteSpec): Promise<Committed> {
     // Refused at the call once closing began; a write queued before close() still commits (close waits for it).
     if (this.closed) return Promise.reject(new StorageError('StoreClosed', 'the store is closed', spec.key))
-    const run = async (): Promise<Msg> => {
+    const run = async (): Promise<Committed> => {
       try {
         return await this.guardedTxn(spec)
       } catch (err) {
@@ -212,32 +223,64 @@ export class EtcdStore implements Store {
   /**
    * The Txn compares the guard's mod_revision with the one last seen, so when it succeeds it committed at exactly
    * guard + 1 — the revision the encoder was given. When the guard moved (another API server wrote), it retries with
-   * the new guard; when only the key compare failed, the key's state says which error it is.
+   * the new guard; when only the key compare failed, the key's state says which error it is. A Txn whose answer was
+   * lost (member down, timeout) is sent again to the next member; if the guard then stands at the revision the lost
+   * attempt was for and the key holds that attempt's outcome, the lost attempt committed.
    */
-  private async guardedTxn (spec: WriteSpec): Promise<Msg> {
+  private async guardedTxn (spec: WriteSpec): Promise<Committed> {
     const etcdKey = this.keys.key(spec.key)
+    let lost: Revision | undefined // the revision a Txn whose answer was lost would have committed at
+    let failures = 0
     for (let attempt = 0; attempt < 100; attempt++) {
       const expected = this.guard + 1
-      const res = await this.client.call('KV', 'Txn', {
-        compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }, ...spec.compare],
-        success: [...spec.success(expected), { requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
-        failure: [{ requestRange: { key: GUARD_KEY } }, { requestRange: { key: etcdKey } }]
-      })
+      let res: Msg
+      try {
+        res = await this.client.call('KV', 'Txn', {
+          compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }, ...spec.compare],
+          success: [...spec.success(expected), { requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
+          failure: [{ requestRange: { key: GUARD_KEY } }, { requestRange: { key: etcdKey } }]
+        }, undefined, true)
+      } catch (err) {
+        if (!isFailover(err) || ++failures > 3 * this.client.endpoints.length) throw err
+        lost = expected
+        await sleep(50 * failures)
+        continue
+      }
       const rev: Revision = res.header.revision
       this.observe(rev)
       if (res.succeeded === true) {
         this.guard = rev
         if (rev !== expected) this.log(`etcd: a write outside orch moved the revision; ${spec.key} committed at ${rev}, encoded for ${expected}`)
-        return res
+        const r0 = res.responses[0]
+        return { revision: rev, prev: r0.responsePut?.prevKv ?? r0.responseDeleteRange?.prevKvs?.[0] }
       }
       const guardMod: Revision = res.responses[0].responseRange.kvs[0]?.modRevision ?? 0
+      const live: Msg | undefined = res.responses[1].responseRange.kvs[0] ?? undefined
+      if (lost !== undefined && guardMod === lost) {
+        const ours = await this.lostCommit(spec, etcdKey, lost, live)
+        if (ours !== undefined) { this.guard = lost; return ours }
+      }
+      lost = undefined
       if (guardMod !== this.guard) {
         this.guard = guardMod
         continue
       }
-      throw spec.refused(res.responses[1].responseRange.kvs[0] ?? undefined)
+      throw spec.refused(live)
     }
     throw new StorageError('Internal', `etcd write of ${spec.key}: the revision guard kept moving`, spec.key)
+  }
+
+  /** Whether the write whose answer was lost committed at `revision`: the key changed at it (or is gone, for a delete). */
+  private async lostCommit (spec: WriteSpec, etcdKey: Buffer, revision: Revision, live: Msg | undefined): Promise<Committed | undefined> {
+    const value = spec.written()
+    const deleted = value === undefined
+    if (deleted ? live !== undefined : (live?.modRevision !== revision || !value.equals(live.value))) return undefined
+    const before = await this.client.call('KV', 'Range', { key: etcdKey, revision: revision - 1 })
+    if (deleted) {
+      const changes = await this.client.call('KV', 'Range', { key: etcdKey, revision })
+      if (changes.kvs.length > 0 || before.kvs.length === 0) return undefined
+    }
+    return { revision, prev: before.kvs[0] }
   }
 
   /** Reads the guard and, when writes outside the guard moved the revision past it, moves the guard up to now. */
@@ -284,4 +327,8 @@ export class EtcdStore implements Store {
     }
     return hi
   }
+}
+
+function sleep (ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms))
 }

@@ -48,8 +48,11 @@ export class EtcdWatch implements WatchHandle {
     const stream = this.host.client.watchStream()
     this.stream = stream
     stream.on('data', (msg: Msg) => { if (this.stream === stream) this.onMessage(msg) })
-    stream.on('error', () => { /* 'end'/'close' follows; resumption is handled there */ })
-    stream.on('close', () => { if (this.stream === stream) this.resume() })
+    // A call ends with 'status' (and 'error' before it when it failed); either way the first one resumes.
+    const ended = (): void => { if (this.stream === stream) this.resume() }
+    stream.on('error', ended)
+    stream.on('status', ended)
+    stream.on('end', ended)
     stream.write({ createRequest: { key, rangeEnd, startRevision: this.last + 1, prevKv: true, progressNotify: true } })
   }
 

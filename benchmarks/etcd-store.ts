@@ -1,0 +1,92 @@
+// Benchmark: the etcd store on a private 3-member etcd cluster (.ci/etcd.sh, loopback) next to the LMDB store and next
+// to etcd's own figure for the same writes (plain Puts through the same gRPC client, no orch bookkeeping):
+// creates/s, a full LIST of every object, and watch fan-out (events delivered/s to W watchers of one prefix).
+// Run: npx tsx benchmarks/etcd-store.ts   (CREATES=2000, VALUE_BYTES=1024, CONCURRENCY=32, WATCHERS=50, FANOUT_WRITES=500)
+// Prints one JSON line and writes benchmarks/results/etcd-store.json.
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openLmdbStore } from '../apiserver/storage/lmdb/index.js'
+import { EtcdStore } from '../apiserver/storage/etcd/index.js'
+import { EtcdClient } from '../apiserver/storage/etcd/etcd-client.js'
+import { startTestEtcd } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import type { Store } from '../apiserver/storage/store.js'
+
+const CREATES = Number(process.env.CREATES ?? 2000)
+const VALUE_BYTES = Number(process.env.VALUE_BYTES ?? 1024)
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32)
+const WATCHERS = Number(process.env.WATCHERS ?? 50)
+const FANOUT_WRITES = Number(process.env.FANOUT_WRITES ?? 500)
+
+const padding = 'x'.repeat(VALUE_BYTES)
+const seconds = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9
+
+async function pool (n: number, op: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0
+  const start = process.hrtime.bigint()
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next < n) await op(next++) }))
+  return Math.round(n / seconds(start))
+}
+
+async function measure (store: Store): Promise<Record<string, number>> {
+  const createsPerS = await pool(CREATES, i => store.create(`bench/obj-${i}`, rev => Buffer.from(`{"rv":${rev},"p":"${padding}"}`)))
+  let start = process.hrtime.bigint()
+  const listed = await store.list('bench/')
+  const listMs = Number((seconds(start) * 1000).toFixed(1))
+  if (listed.items.length !== CREATES) throw new Error(`listed ${listed.items.length} of ${CREATES}`)
+  // Fan-out: every watcher must receive every write.
+  let delivered = 0
+  const target = WATCHERS * FANOUT_WRITES
+  let done!: () => void
+  const all = new Promise<void>(resolve => { done = resolve })
+  const from = store.currentRevision()
+  const handles = Array.from({ length: WATCHERS }, () => store.watch('fan/', from, {
+    onEvents: evs => { delivered += evs.length; if (delivered >= target) done() },
+    onError: err => { throw err }
+  }))
+  start = process.hrtime.bigint()
+  await pool(FANOUT_WRITES, i => store.create(`fan/${i}`, rev => Buffer.from(`{"rv":${rev}}`)))
+  await all
+  const fanoutEventsPerS = Math.round(target / seconds(start))
+  for (const h of handles) h.stop()
+  return { createsPerS, listMs, fanoutEventsPerS }
+}
+
+/** etcd's own figure: the same number of Puts of the same size, concurrently, with nothing but the Put. */
+async function etcdPuts (endpoints: string[]): Promise<number> {
+  const client = new EtcdClient({ endpoints })
+  try {
+    return await pool(CREATES, i => client.call('KV', 'Put', { key: Buffer.from(`/raw/obj-${i}`), value: Buffer.from(`{"p":"${padding}"}`) }))
+  } finally { client.close() }
+}
+
+async function main (): Promise<void> {
+  const cluster = startTestEtcd(3)
+  if ('skip' in cluster) throw new Error(cluster.skip)
+  const dir = mkdtempSync(join(tmpdir(), 'orch-bench-etcd-'))
+  try {
+    const etcdPutsPerS = await etcdPuts(cluster.endpoints)
+    const etcd = await EtcdStore.open({ endpoints: cluster.endpoints, prefix: '/bench' })
+    const onEtcd = await measure(etcd)
+    await etcd.close()
+    const lmdb = await openLmdbStore({ path: join(dir, 'store') })
+    const onLmdb = await measure(lmdb)
+    await lmdb.close()
+    const result = {
+      creates: CREATES, valueBytes: VALUE_BYTES, concurrency: CONCURRENCY, watchers: WATCHERS, fanoutWrites: FANOUT_WRITES,
+      etcdPutsPerS, etcd: onEtcd, lmdb: onLmdb
+    }
+    const line = JSON.stringify(result)
+    console.log(line)
+    const out = join(dirname(fileURLToPath(import.meta.url)), 'results')
+    mkdirSync(out, { recursive: true })
+    writeFileSync(join(out, 'etcd-store.json'), line + '\n')
+  } finally {
+    cluster.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+await main()
