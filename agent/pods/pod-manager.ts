@@ -18,6 +18,8 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   maxPods: number
   /** Absent in standalone mode. */
   statusManager?: StatusManager
+  /** Node-level admission besides --max-pods (e.g. sysctls): the refusal's reason and message, or undefined. */
+  admit?(pod: Pod): { reason: string; message: string } | undefined
   /** Extra checks for /healthz (e.g. the runtime's own status). */
   extraHealth?: () => Array<{ name: string; ok: boolean; message?: string }>
   /**
@@ -240,6 +242,8 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') continue
       const active = [...workers.values()].filter(x => !x.finished()).length
       if (active >= d.maxPods) { reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${d.maxPods}`); continue }
+      const refused = d.admit?.(pod)
+      if (refused !== undefined) { reject(pod, refused.reason, refused.message); continue }
       try {
         const worker = createPodWorker(pod, { ...d, onStatus })
         workers.set(uid, worker)

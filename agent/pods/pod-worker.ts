@@ -37,6 +37,8 @@ export interface PodWorkerDeps {
   relistMs: number
   /** Where pod and container events go (the API server, or the log in standalone mode). */
   recorder: EventRecorder
+  /** Node-level sandbox settings of a pod (DNS, sysctls); merged into its sandbox config. */
+  sandboxExtras?(pod: Pod): Partial<PodSandboxConfig>
 }
 
 export interface PodWorker {
@@ -349,7 +351,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       podMessage = undefined
     }
     if (sandboxId !== undefined) return true
-    const cfg = sandboxConfig(pod, d.logsRoot, sandboxAttempt)
+    const cfg = { ...sandboxConfig(pod, d.logsRoot, sandboxAttempt), ...d.sandboxExtras?.(pod) }
     try {
       sandboxId = await runtime.runtime.runPodSandbox(cfg, handler)
     } catch (err) {

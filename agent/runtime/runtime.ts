@@ -29,6 +29,10 @@ export interface PodSandboxConfig {
   /** Host network (CRI: linux.securityContext.namespaceOptions.network = NODE). */
   hostNetwork: boolean
   cgroupParent?: string
+  /** The resolver configuration the runtime writes as the pod's /etc/resolv.conf. */
+  dnsConfig?: { servers: string[]; searches: string[]; options: string[] }
+  /** Namespaced sysctls set in the pod's sandbox. */
+  sysctls?: Record<string, string>
 }
 
 export interface ContainerMetadata { name: string; attempt: number }

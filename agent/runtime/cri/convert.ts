@@ -30,9 +30,11 @@ export function toCriSandboxConfig (c: PodSandboxConfig): Msg {
     logDirectory: c.logDirectory,
     labels: { ...c.labels },
     annotations: { ...c.annotations },
+    ...(c.dnsConfig === undefined ? {} : { dnsConfig: { servers: [...c.dnsConfig.servers], searches: [...c.dnsConfig.searches], options: [...c.dnsConfig.options] } }),
     linux: {
       cgroupParent: c.cgroupParent ?? '',
-      securityContext: { namespaceOptions: namespaceOptions(c.hostNetwork) }
+      securityContext: { namespaceOptions: namespaceOptions(c.hostNetwork) },
+      sysctls: { ...(c.sysctls ?? {}) }
     }
   }
 }
