@@ -16,13 +16,14 @@ if (!env.ok) {
 } else {
   const NODE = `stream-${process.pid}`
   const dir = mkdtempSync(join(tmpdir(), 'orch-stream-e2e-'))
-  const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint])
+  const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint,
+    '--orchlet-arg=--cluster-dns=10.96.0.10', '--orchlet-arg=--cluster-domain=cluster.local'])
   const kubectlBin = (v: string): string => `/usr/lib/google-cloud-sdk/bin/kubectl.${v}`
   const kubectl = (args: string[], binary = kubectlBin('1.29')): ReturnType<typeof runKubectl> =>
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', '--grace-period=0', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -143,6 +144,40 @@ spec:
       return r.stdout === '' ? undefined : r.stdout
     })
     t.equal(ready, 'True')
+    const resolv = await kubectl(['exec', 'net', '--', 'cat', '/etc/resolv.conf'])
+    t.match(resolv.stdout, /nameserver 10\.96\.0\.10/)
+    t.match(resolv.stdout, /search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local/)
+    t.match(resolv.stdout, /options ndots:5/)
+  })
+
+  t.test('a safe sysctl is set in the pod; an unsafe one is refused with SysctlForbidden', async t => {
+    const make = (name: string, sysctl: string, value: string): string => {
+      const p = join(dir, `${name}.yaml`)
+      writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  securityContext: {sysctls: [{name: ${sysctl}, value: "${value}"}]}
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+      return p
+    }
+    t.equal((await kubectl(['create', '-f', make('sysctl-ok', 'net.ipv4.ip_unprivileged_port_start', '80')])).code, 0)
+    t.equal((await kubectl(['create', '-f', make('sysctl-unsafe', 'kernel.msgmax', '65536')])).code, 0)
+    await until('the safe-sysctl pod to run', async () => (await kubectl(['get', 'pod', 'sysctl-ok', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const v = await kubectl(['exec', 'sysctl-ok', '--', 'cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start'])
+    t.equal(v.stdout.trim(), '80')
+    const refused = await until('the unsafe-sysctl pod to fail', async () => {
+      const r = await kubectl(['get', 'pod', 'sysctl-unsafe', '-o', 'jsonpath={.status.phase}/{.status.reason}/{.status.message}'])
+      return r.stdout.startsWith('Failed') ? r.stdout : undefined
+    })
+    t.equal(refused, 'Failed/SysctlForbidden/Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted')
   })
 
   t.test('kubectl port-forward reaches a server listening in the pod', async t => {
