@@ -23,7 +23,7 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', '--grace-period=0', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -178,6 +178,29 @@ spec:
       return r.stdout.startsWith('Failed') ? r.stdout : undefined
     })
     t.equal(refused, 'Failed/SysctlForbidden/Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted')
+  })
+
+  t.test('seccomp: Unconfined without a profile, the runtime default profile with RuntimeDefault', async t => {
+    const p = join(dir, 'confined.yaml')
+    writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: confined, namespace: default}
+spec:
+  nodeName: ${NODE}
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  securityContext: {seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+    t.equal((await kubectl(['create', '-f', p])).code, 0)
+    await until('the confined pod to run', async () => (await kubectl(['get', 'pod', 'confined', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const mode = async (pod: string): Promise<string> => (await kubectl(['exec', pod, '--', 'grep', '^Seccomp:', '/proc/self/status'])).stdout.replace(/\s+/g, ' ').trim()
+    t.equal(await mode('bb'), 'Seccomp: 0')
+    t.equal(await mode('confined'), 'Seccomp: 2')
   })
 
   t.test('kubectl port-forward reaches a server listening in the pod', async t => {

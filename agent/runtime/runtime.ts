@@ -33,6 +33,7 @@ export interface PodSandboxConfig {
   dnsConfig?: { servers: string[]; searches: string[]; options: string[] }
   /** Namespaced sysctls set in the pod's sandbox. */
   sysctls?: Record<string, string>
+  seccomp?: SecurityProfile
 }
 
 export interface ContainerMetadata { name: string; attempt: number }
@@ -54,7 +55,11 @@ export interface ContainerConfig {
   resources?: LinuxContainerResources
   stdin?: boolean
   tty?: boolean
+  seccomp?: SecurityProfile
 }
+
+/** CRI SecurityProfile: the runtime's default, none, or a profile file on the node (localhostRef, absolute). */
+export interface SecurityProfile { profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost'; localhostRef?: string }
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY'
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN'
