@@ -2,12 +2,13 @@
 // `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket first).
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureContainerd, conformanceImage } from '../agent/runtime/cri/containerd-for-tests.js'
 import { runKubectl, startOrch } from './orch-process.js'
+import { CONFLIST_NAME } from '../agent/node/cni-config.js'
 
 const env = await ensureContainerd()
 if (!env.ok) {
@@ -15,6 +16,9 @@ if (!env.ok) {
   else t.fail(env.reason)
 } else {
   const NODE = `stream-${process.pid}`
+  // The orchlet writes its conflist into the shared containerd's CNI dir when empty; the test leaves the dir as found.
+  const cniConf = join(env.socket, '..', 'cni', 'conf', CONFLIST_NAME)
+  const cniWasThere = existsSync(cniConf)
   const dir = mkdtempSync(join(tmpdir(), 'orch-stream-e2e-'))
   const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint,
     '--orchlet-arg=--cluster-dns=10.96.0.10', '--orchlet-arg=--cluster-domain=cluster.local'])
@@ -27,6 +31,7 @@ if (!env.ok) {
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
+    if (!cniWasThere) rmSync(cniConf, { force: true })
   })
 
   async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
