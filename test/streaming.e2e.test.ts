@@ -27,7 +27,7 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', '--grace-period=0', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -206,6 +206,39 @@ spec:
     const mode = async (pod: string): Promise<string> => (await kubectl(['exec', pod, '--', 'grep', '^Seccomp:', '/proc/self/status'])).stdout.replace(/\s+/g, ' ').trim()
     t.equal(await mode('bb'), 'Seccomp: 0')
     t.equal(await mode('confined'), 'Seccomp: 2')
+  })
+
+  t.test('a hostPort publishes the container port on the node address (CNI portmap)', async t => {
+    const hostPort = 30000 + (process.pid % 2000)
+    const p = join(dir, 'published.yaml')
+    writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: published, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: ${hostPort}}]
+    command: [sh, -c, 'while true; do echo published | nc -l -p 8080; done']
+`)
+    t.equal((await kubectl(['create', '-f', p])).code, 0)
+    await until('the published pod to run', async () => (await kubectl(['get', 'pod', 'published', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const hostIP = (await kubectl(['get', 'pod', 'published', '-o', 'jsonpath={.status.hostIP}'])).stdout
+    const got = await until('an answer through the host port', async () => {
+      const text = await new Promise<string>(resolve => {
+        const s = connect(hostPort, hostIP)
+        let buf = ''
+        s.on('data', (d: Buffer) => { buf += d.toString() })
+        s.on('end', () => resolve(buf))
+        s.on('error', () => resolve(''))
+        setTimeout(() => { s.destroy(); resolve(buf) }, 3000)
+      })
+      return text === '' ? undefined : text
+    }, 20_000)
+    t.equal(got, 'published\n')
   })
 
   t.test('kubectl port-forward reaches a server listening in the pod', async t => {

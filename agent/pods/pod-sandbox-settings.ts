@@ -9,6 +9,16 @@ import { podDnsConfig, readHostResolv, type DnsSettings } from './dns.js'
 import type { Container, Pod } from './pod-types.js'
 import { podSysctls, sysctlRefusal } from './sysctls.js'
 
+/** Every container port, as the kubelet sends them; the runtime publishes those with a hostPort. */
+export function portMappings (pod: Pod): NonNullable<PodSandboxConfig['portMappings']> {
+  return pod.spec.containers.flatMap(c => (c.ports ?? []).map(p => ({
+    protocol: p.protocol === 'UDP' || p.protocol === 'SCTP' ? p.protocol : 'TCP' as const,
+    containerPort: p.containerPort,
+    hostPort: p.hostPort ?? 0,
+    hostIp: (p as { hostIP?: string }).hostIP ?? ''
+  })))
+}
+
 export interface PodSandboxSettings extends DnsSettings { allowedUnsafeSysctls: string[]; seccompDefault: boolean; rootDir: string }
 
 type WithSeccomp = { securityContext?: { seccompProfile?: SeccompProfileField } }
@@ -25,6 +35,7 @@ export function podSandboxSettings (s: PodSandboxSettings): {
     sandboxExtras: pod => ({
       dnsConfig: podDnsConfig(pod, s, readHostResolv(s.resolvConf)),
       sysctls: podSysctls(pod),
+      portMappings: portMappings(pod),
       seccomp: seccompProfile(podProfile(pod), undefined, s.seccompDefault, profileRoot)
     }),
     containerExtras: (pod, c) => ({ seccomp: seccompProfile(podProfile(pod), (c as WithSeccomp).securityContext?.seccompProfile, s.seccompDefault, profileRoot) }),

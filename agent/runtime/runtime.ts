@@ -34,6 +34,8 @@ export interface PodSandboxConfig {
   /** Namespaced sysctls set in the pod's sandbox. */
   sysctls?: Record<string, string>
   seccomp?: SecurityProfile
+  /** The containers' ports; those with a hostPort are published on the node (CNI portmap). */
+  portMappings?: Array<{ protocol: 'TCP' | 'UDP' | 'SCTP'; containerPort: number; hostPort: number; hostIp: string }>
 }
 
 export interface ContainerMetadata { name: string; attempt: number }

@@ -35,6 +35,7 @@ export function toCriSandboxConfig (c: PodSandboxConfig): Msg {
     logDirectory: c.logDirectory,
     labels: { ...c.labels },
     annotations: { ...c.annotations },
+    portMappings: (c.portMappings ?? []).map(m => ({ ...m })),
     ...(c.dnsConfig === undefined ? {} : { dnsConfig: { servers: [...c.dnsConfig.servers], searches: [...c.dnsConfig.searches], options: [...c.dnsConfig.options] } }),
     linux: {
       cgroupParent: c.cgroupParent ?? '',
