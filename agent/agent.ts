@@ -1,6 +1,7 @@
 // The orchlet: wires runtimes, pod sources, the pod manager, node registration and the server from one config.
 
 import { ensureCniConfig } from './node/cni-config.js'
+import { podSandboxSettings } from './pods/pod-sandbox-settings.js'
 import type { Pod } from './pods/pod-types.js'
 import { LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from './pods/container-config.js'
 import { existsSync } from 'node:fs'
@@ -208,6 +209,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     hostIP,
     client,
     cpuCfsQuota: config.cpuCFSQuota,
+    ...podSandboxSettings({ clusterDNS: config.clusterDNS, clusterDomain: config.clusterDomain, resolvConf: config.resolvConf, nodeIPs: [hostIP], allowedUnsafeSysctls: config.allowedUnsafeSysctls, seccompDefault: config.seccompDefault, rootDir }),
     cfsPeriodUs: Math.round(config.cpuCFSQuotaPeriod * 1000),
     backoff: createBackoff({ initialMs: deps.backoff?.initialMs ?? 10_000, maxMs: deps.backoff?.maxMs ?? 300_000, now }),
     now,

@@ -2,12 +2,13 @@
 // `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket first).
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureContainerd, conformanceImage } from '../agent/runtime/cri/containerd-for-tests.js'
 import { runKubectl, startOrch } from './orch-process.js'
+import { CONFLIST_NAME } from '../agent/node/cni-config.js'
 
 const env = await ensureContainerd()
 if (!env.ok) {
@@ -15,17 +16,22 @@ if (!env.ok) {
   else t.fail(env.reason)
 } else {
   const NODE = `stream-${process.pid}`
+  // The orchlet writes its conflist into the shared containerd's CNI dir when empty; the test leaves the dir as found.
+  const cniConf = join(env.socket, '..', 'cni', 'conf', CONFLIST_NAME)
+  const cniWasThere = existsSync(cniConf)
   const dir = mkdtempSync(join(tmpdir(), 'orch-stream-e2e-'))
-  const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint])
+  const orch = await startOrch(join(dir, 'data'), 60_000, ['--node-name', NODE, '--container-runtime-endpoint', env.endpoint,
+    '--orchlet-arg=--cluster-dns=10.96.0.10', '--orchlet-arg=--cluster-domain=cluster.local'])
   const kubectlBin = (v: string): string => `/usr/lib/google-cloud-sdk/bin/kubectl.${v}`
   const kubectl = (args: string[], binary = kubectlBin('1.29')): ReturnType<typeof runKubectl> =>
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', '--grace-period=0', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
+    if (!cniWasThere) rmSync(cniConf, { force: true })
   })
 
   async function until<T> (what: string, f: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
@@ -143,6 +149,96 @@ spec:
       return r.stdout === '' ? undefined : r.stdout
     })
     t.equal(ready, 'True')
+    const resolv = await kubectl(['exec', 'net', '--', 'cat', '/etc/resolv.conf'])
+    t.match(resolv.stdout, /nameserver 10\.96\.0\.10/)
+    t.match(resolv.stdout, /search default\.svc\.cluster\.local svc\.cluster\.local cluster\.local/)
+    t.match(resolv.stdout, /options ndots:5/)
+  })
+
+  t.test('a safe sysctl is set in the pod; an unsafe one is refused with SysctlForbidden', async t => {
+    const make = (name: string, sysctl: string, value: string): string => {
+      const p = join(dir, `${name}.yaml`)
+      writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  securityContext: {sysctls: [{name: ${sysctl}, value: "${value}"}]}
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+      return p
+    }
+    t.equal((await kubectl(['create', '-f', make('sysctl-ok', 'net.ipv4.ip_unprivileged_port_start', '80')])).code, 0)
+    t.equal((await kubectl(['create', '-f', make('sysctl-unsafe', 'kernel.msgmax', '65536')])).code, 0)
+    await until('the safe-sysctl pod to run', async () => (await kubectl(['get', 'pod', 'sysctl-ok', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const v = await kubectl(['exec', 'sysctl-ok', '--', 'cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start'])
+    t.equal(v.stdout.trim(), '80')
+    const refused = await until('the unsafe-sysctl pod to fail', async () => {
+      const r = await kubectl(['get', 'pod', 'sysctl-unsafe', '-o', 'jsonpath={.status.phase}/{.status.reason}/{.status.message}'])
+      return r.stdout.startsWith('Failed') ? r.stdout : undefined
+    })
+    t.equal(refused, 'Failed/SysctlForbidden/Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted')
+  })
+
+  t.test('seccomp: Unconfined without a profile, the runtime default profile with RuntimeDefault', async t => {
+    const p = join(dir, 'confined.yaml')
+    writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: confined, namespace: default}
+spec:
+  nodeName: ${NODE}
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  securityContext: {seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'while true; do sleep 1; done']
+`)
+    t.equal((await kubectl(['create', '-f', p])).code, 0)
+    await until('the confined pod to run', async () => (await kubectl(['get', 'pod', 'confined', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const mode = async (pod: string): Promise<string> => (await kubectl(['exec', pod, '--', 'grep', '^Seccomp:', '/proc/self/status'])).stdout.replace(/\s+/g, ' ').trim()
+    t.equal(await mode('bb'), 'Seccomp: 0')
+    t.equal(await mode('confined'), 'Seccomp: 2')
+  })
+
+  t.test('a hostPort publishes the container port on the node address (CNI portmap)', async t => {
+    const hostPort = 30000 + (process.pid % 2000)
+    const p = join(dir, 'published.yaml')
+    writeFileSync(p, `apiVersion: v1
+kind: Pod
+metadata: {name: published, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    ports: [{containerPort: 8080, hostPort: ${hostPort}}]
+    command: [sh, -c, 'while true; do echo published | nc -l -p 8080; done']
+`)
+    t.equal((await kubectl(['create', '-f', p])).code, 0)
+    await until('the published pod to run', async () => (await kubectl(['get', 'pod', 'published', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    const hostIP = (await kubectl(['get', 'pod', 'published', '-o', 'jsonpath={.status.hostIP}'])).stdout
+    const got = await until('an answer through the host port', async () => {
+      const text = await new Promise<string>(resolve => {
+        const s = connect(hostPort, hostIP)
+        let buf = ''
+        s.on('data', (d: Buffer) => { buf += d.toString() })
+        s.on('end', () => resolve(buf))
+        s.on('error', () => resolve(''))
+        setTimeout(() => { s.destroy(); resolve(buf) }, 3000)
+      })
+      return text === '' ? undefined : text
+    }, 20_000)
+    t.equal(got, 'published\n')
   })
 
   t.test('kubectl port-forward reaches a server listening in the pod', async t => {

@@ -1,9 +1,10 @@
 // `orchlet [flags]`: parse and validate the options, answer --help/--version, then hand the config to runAgent.
 
+import { acquireLockFile, applyOomScoreAdj, checkSwap } from '../node/process-guards.js'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { createLogger } from '../../apiserver/logging/logger.js'
-import { runAgent } from '../agent.js'
+import { runAgent, type RunningAgent } from '../agent.js'
 import { parseArgs } from '../config/argv.js'
 import { ConfigError } from '../config/errors.js'
 import { helpText, versionLine } from '../config/help.js'
@@ -34,16 +35,27 @@ export async function main (argv: readonly string[], env: Readonly<Record<string
     if (asked('version')) { io.stdout(`${versionLine(packageJsonPath())}\n`); return 0 }
     const config = await loadOrchletConfig(argv, env, { logger: early })
     const logger = createLogger({ format: config.loggingFormat, verbosity: config.verbosity, vmodule: config.vmodule, fd: 2, base: undefined })
+    checkSwap(config.failSwapOn)
+    let started: RunningAgent | undefined
+    const onContention = (): void => {
+      logger.info({ path: config.lockFile }, 'another process wants the lock file; exiting (--exit-on-lock-contention)')
+      if (started === undefined) process.exit(0); else stop()
+    }
+    const lock = config.lockFile === '' ? undefined : await acquireLockFile(config.lockFile, { onContention: config.exitOnLockContention ? onContention : undefined })
+    const oomProblem = applyOomScoreAdj(config.oomScoreAdj)
+    if (oomProblem !== undefined) logger.warn({ oomScoreAdj: config.oomScoreAdj }, oomProblem)
     const agent = await runAgent(config, { logger })
+    started = agent
     if (config.runOnce) {
       // --runonce: start the local pods, report how each one started, and exit.
       const result = await agent.podsStarted(config.runtimeRequestTimeout)
       for (const line of result.lines) io.stdout(`${line}\n`)
       await agent.stop({ stopPods: true })
+      lock?.release()
       return result.ok ? 0 : 1
     }
-    const stop = (): void => {
-      agent.stop({ shutdown: true }).then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
+    function stop (): void {
+      agent.stop({ shutdown: true }).finally(() => lock?.release()).then(() => process.exit(0), (err: Error) => { io.stderr(`${err.message}\n`); process.exit(1) })
     }
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

@@ -18,6 +18,8 @@ export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   maxPods: number
   /** Absent in standalone mode. */
   statusManager?: StatusManager
+  /** Node-level admission besides --max-pods (e.g. sysctls): the refusal's reason and message, or undefined. */
+  admit?(pod: Pod): { reason: string; message: string } | undefined
   /** Extra checks for /healthz (e.g. the runtime's own status). */
   extraHealth?: () => Array<{ name: string; ok: boolean; message?: string }>
   /**
@@ -259,6 +261,8 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       const admission = d.admitPod?.(pod)
       if (admission !== undefined && !admission.admit) { reject(pod, admission.reason, admission.message); continue }
       if (active >= d.maxPods) { reject(pod, 'OutOfpods', `Node didn't have enough resource: pods, requested: 1, used: ${active}, capacity: ${d.maxPods}`); continue }
+      const refused = d.admit?.(pod)
+      if (refused !== undefined) { reject(pod, refused.reason, refused.message); continue }
       try {
         const worker = createPodWorker(pod, { ...d, onStatus })
         workers.set(uid, worker)

@@ -3,7 +3,8 @@
 import { join } from 'node:path'
 import { rm } from 'node:fs/promises'
 import type { ApiClient } from '../../apiserver/client/rest-client.js'
-import type { ContainerRuntime, ContainerStatus as RuntimeContainerStatus, PodSandboxConfig } from '../runtime/runtime.js'
+import type { ContainerConfig, ContainerRuntime, ContainerStatus as RuntimeContainerStatus, PodSandboxConfig } from '../runtime/runtime.js'
+import { SeccompError } from './seccomp.js'
 import { RuntimeError } from '../runtime/runtime.js'
 import type { Backoff } from './backoff.js'
 import { containerConfig, ContainerConfigError, LABEL_POD_UID, podLogDir, sandboxConfig } from './container-config.js'
@@ -44,6 +45,10 @@ export interface PodWorkerDeps {
   onProbeResult?: (r: { kind: 'startup' | 'liveness' | 'readiness', ok: boolean, container: string, pod: string, namespace: string, podUid: string }) => void
   /** The pod cgroups (agent/cgroups/): the sandbox's cgroup parent, and the cgroup released once the pod stopped. */
   cgroups?: { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void }
+  /** Node-level sandbox settings of a pod (DNS, sysctls); merged into its sandbox config. */
+  sandboxExtras?(pod: Pod): Partial<PodSandboxConfig>
+  /** Node-level container settings (seccomp); merged into each container's config. A throw is a config error. */
+  containerExtras?(pod: Pod, container: Container): Partial<ContainerConfig>
 }
 
 export interface PodWorker {
@@ -286,8 +291,9 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
     let config
     try {
       config = await containerConfig({ pod, container: c, attempt, volumes: volumes!, hostIP: d.hostIP, podIP, client: d.client, cpuCfsQuota: d.cpuCfsQuota, cfsPeriodUs: d.cfsPeriodUs })
+      Object.assign(config, d.containerExtras?.(pod, c))
     } catch (err) {
-      if (!(err instanceof ContainerConfigError || err instanceof VolumeError)) throw err
+      if (!(err instanceof ContainerConfigError || err instanceof VolumeError || err instanceof SeccompError)) throw err
       return setupFailed(slot, 'CreateContainerConfigError', err.message)
     }
     const messageFile = usesMessageFile ? terminationMessageFile(d.rootDir, uid, c.name, attempt) : undefined
@@ -357,7 +363,7 @@ export function createPodWorker (initial: Pod, d: PodWorkerDeps): PodWorker {
       podMessage = undefined
     }
     if (sandboxId !== undefined) return true
-    const cfg = sandboxConfig(pod, d.logsRoot, sandboxAttempt)
+    const cfg = { ...sandboxConfig(pod, d.logsRoot, sandboxAttempt), ...d.sandboxExtras?.(pod) }
     try {
       cfg.cgroupParent = d.cgroups?.parentFor(pod, handler)
       sandboxId = await runtime.runtime.runPodSandbox(cfg, handler)

@@ -29,6 +29,13 @@ export interface PodSandboxConfig {
   /** Host network (CRI: linux.securityContext.namespaceOptions.network = NODE). */
   hostNetwork: boolean
   cgroupParent?: string
+  /** The resolver configuration the runtime writes as the pod's /etc/resolv.conf. */
+  dnsConfig?: { servers: string[]; searches: string[]; options: string[] }
+  /** Namespaced sysctls set in the pod's sandbox. */
+  sysctls?: Record<string, string>
+  seccomp?: SecurityProfile
+  /** The containers' ports; those with a hostPort are published on the node (CNI portmap). */
+  portMappings?: Array<{ protocol: 'TCP' | 'UDP' | 'SCTP'; containerPort: number; hostPort: number; hostIp: string }>
 }
 
 export interface ContainerMetadata { name: string; attempt: number }
@@ -50,7 +57,11 @@ export interface ContainerConfig {
   resources?: LinuxContainerResources
   stdin?: boolean
   tty?: boolean
+  seccomp?: SecurityProfile
 }
+
+/** CRI SecurityProfile: the runtime's default, none, or a profile file on the node (localhostRef, absolute). */
+export interface SecurityProfile { profileType: 'RuntimeDefault' | 'Unconfined' | 'Localhost'; localhostRef?: string }
 
 export type PodSandboxState = 'SANDBOX_READY' | 'SANDBOX_NOTREADY'
 export type ContainerState = 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN'

@@ -9,6 +9,7 @@ import type { ServingTls } from './tls.js'
 import { writeContainerLog, type LogQuery } from './container-logs.js'
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js'
 import type { Duplex } from 'node:stream'
+import { createLogAttach, isWebSocketUpgrade } from './log-attach.js'
 import { answerStatus, parseStreamingPath, pipeUpgrade, streamingRequest, streamingUrl, StreamingError, type RuntimeIdsLookup } from './streaming.js'
 
 /** What the server shows of the agent; the pod manager implements it. */
@@ -80,6 +81,7 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
   const servers: Array<{ which: 'port' | 'readOnlyPort' | 'healthzPort'; server: Server }> = []
   let tls = o.tls
   let https: ReturnType<typeof createHttpsServer> | undefined
+  const logAttach = createLogAttach()
 
   function secureOptions (t: ServingTls): Parameters<typeof createHttpsServer>[0] & object {
     return { cert: t.cert, key: t.key, minVersion: t.minVersion, ciphers: t.ciphers, requestCert: o.clientCaPem !== undefined, rejectUnauthorized: false, ca: o.clientCaPem }
@@ -165,6 +167,14 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
     const target = o.enableDebuggingHandlers ? parseStreamingPath(url.pathname) : undefined
     const lookup = o.view.runtimeIds
     if (target === undefined || lookup === undefined) { answerStatus(socket, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`); return }
+    const ids = lookup(target.namespace, target.pod, target.container)
+    if (target.kind === 'attach' && ids !== undefined && ids.runtime.runtime.streamingUrl === undefined && isWebSocketUpgrade(req)) {
+      // No streaming server (WebAssembly): attach shows the container's output from its log.
+      const path = o.view.containerLogPath(target.namespace, target.pod, target.container!, false)
+      if (path === undefined) throw new StreamingError(400, 'BadRequest', `container "${target.container!}" in pod "${target.pod}" is waiting to start`)
+      logAttach.serve(req, socket, head, path, () => o.view.containerRunning(target.namespace, target.pod, target.container!))
+      return
+    }
     const { runtime, request } = streamingRequest(target, url.searchParams, lookup)
     await pipeUpgrade(req, socket, head, await streamingUrl(runtime, request))
   }
@@ -236,6 +246,7 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
         await new Promise<void>(resolve => s.server.close(() => resolve()))
       }))
       servers.length = 0
+      logAttach.close()
     }
   }
 }

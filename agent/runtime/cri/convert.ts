@@ -1,6 +1,6 @@
 // Maps the orchlet's camelCase runtime types (../runtime.ts) to CRI runtime.v1 messages and back.
 import type {
-  Container, ContainerConfig, ContainerFilter, ContainerStats, ContainerStatus, Image, ImageSpec,
+  SecurityProfile, Container, ContainerConfig, ContainerFilter, ContainerStats, ContainerStatus, Image, ImageSpec,
   LinuxContainerResources, PodSandbox, PodSandboxConfig, PodSandboxFilter, PodSandboxStatus
 } from '../runtime.js'
 import type { Msg } from './grpc-client.js'
@@ -23,6 +23,11 @@ export function toCriResources (r: LinuxContainerResources | undefined): Msg | u
   }
 }
 
+/** Without a profile the field is left out (the runtime's own choice); with one, CRI's SecurityProfile. */
+function seccompOf (p: SecurityProfile | undefined): Msg {
+  return p === undefined ? {} : { seccomp: { profileType: p.profileType, localhostRef: p.localhostRef ?? '' } }
+}
+
 export function toCriSandboxConfig (c: PodSandboxConfig): Msg {
   return {
     metadata: { ...c.metadata },
@@ -30,9 +35,12 @@ export function toCriSandboxConfig (c: PodSandboxConfig): Msg {
     logDirectory: c.logDirectory,
     labels: { ...c.labels },
     annotations: { ...c.annotations },
+    portMappings: (c.portMappings ?? []).map(m => ({ ...m })),
+    ...(c.dnsConfig === undefined ? {} : { dnsConfig: { servers: [...c.dnsConfig.servers], searches: [...c.dnsConfig.searches], options: [...c.dnsConfig.options] } }),
     linux: {
       cgroupParent: c.cgroupParent ?? '',
-      securityContext: { namespaceOptions: namespaceOptions(c.hostNetwork) }
+      securityContext: { namespaceOptions: namespaceOptions(c.hostNetwork), ...seccompOf(c.seccomp) },
+      sysctls: { ...(c.sysctls ?? {}) }
     }
   }
 }
@@ -57,7 +65,7 @@ export function toCriContainerConfig (c: ContainerConfig, sandbox: PodSandboxCon
     tty: c.tty ?? false,
     linux: {
       resources: toCriResources(c.resources),
-      securityContext: { namespaceOptions: namespaceOptions(sandbox.hostNetwork) }
+      securityContext: { namespaceOptions: namespaceOptions(sandbox.hostNetwork), ...seccompOf(c.seccomp) }
     }
   }
 }
