@@ -42,7 +42,11 @@ const INLINE_TYPES = new Set(['VolumeSource', 'PersistentVolumeSource', 'Ephemer
 /** Proto names whose JSON name is the same capitalized word (all others capitalized in the table are lower-first in JSON). */
 const CAPITALIZED_JSON = new Set(['k8s.io.api.core.v1.DaemonEndpoint.Port', 'k8s.io.apimachinery.pkg.apis.meta.v1.FieldsV1.Raw'])
 
+/** Proto names that differ from their JSON name otherwise (Go's `APIGroup` became `aPIGroup` in generated.proto). */
+const RENAMED_JSON: Readonly<Record<string, string>> = { aPIGroup: 'apiGroup' }
+
 function jsonName (message: string, field: string): string {
+  if (RENAMED_JSON[field] !== undefined) return RENAMED_JSON[field]
   if (!/^[A-Z]/.test(field) || CAPITALIZED_JSON.has(`${message}.${field}`)) return field
   return field[0].toLowerCase() + field.slice(1)
 }
