@@ -124,7 +124,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
   const podLogs = createPodLogProxy({
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
-  const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random })
+  const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls) })
   const podStreams = createPodStreamProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls })
   const upgrades = new WeakMap<IncomingMessage, UpgradeConnection>()
 

@@ -5,7 +5,8 @@
 // as kube-apiserver's proxy does. Hop-by-hop headers and the client's credentials are not forwarded.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Agent, errors as undiciErrors } from 'undici'
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici'
+import type { TargetTls } from '../egress/egress.js'
 import { methodNotAllowed, pathNotFound, StatusError } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'
 import type { OrchletTls } from './pod-log.js'
@@ -33,6 +34,8 @@ export interface ResourceProxyOptions {
   tls?: OrchletTls
   connectTimeoutMs?: number
   random?: () => number
+  /** Makes the connection pools (the `cluster` egress selection); direct by default. */
+  dispatcher?: (tls: TargetTls) => Dispatcher
 }
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
@@ -57,13 +60,12 @@ export function createResourceProxy (o: ResourceProxyOptions = {}): ResourceProx
   const connectTimeoutMs = o.connectTimeoutMs ?? 5000
   const random = o.random ?? Math.random
   const tls = o.tls ?? {}
-  const orchlets = new Agent({
-    connect: { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs },
-    connectTimeout: connectTimeoutMs
-  })
-  const workloads = new Agent({ connect: { rejectUnauthorized: false, timeout: connectTimeoutMs }, connectTimeout: connectTimeoutMs })
+  // Orchlets, pods and services are all the `cluster` egress class.
+  const make = o.dispatcher ?? ((t: TargetTls): Dispatcher => new Agent({ connect: t, connectTimeout: connectTimeoutMs }))
+  const orchlets = make({ ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs })
+  const workloads = make({ rejectUnauthorized: false, timeout: connectTimeoutMs })
 
-  async function locate (r: ProxyRequest): Promise<{ target: ProxyTarget; agent: Agent }> {
+  async function locate (r: ProxyRequest): Promise<{ target: ProxyTarget; agent: Dispatcher }> {
     const { info, registry, ctx } = r
     const get = async (resource: string, namespace: string, name: string): Promise<Record<string, unknown>> => {
       const h = registry.handler('', info.version, resource)
@@ -93,7 +95,7 @@ export function createResourceProxy (o: ResourceProxyOptions = {}): ResourceProx
     const abort = new AbortController()
     const onClose = (): void => { if (!r.res.writableFinished) abort.abort() }
     r.res.on('close', onClose)
-    let upstream: Awaited<ReturnType<Agent['request']>>
+    let upstream: Awaited<ReturnType<Dispatcher['request']>>
     try {
       upstream = await agent.request({
         origin: new URL(url).origin,
