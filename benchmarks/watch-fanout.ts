@@ -52,8 +52,9 @@ function child (file: string, env: Record<string, string>): ChildProcess {
 
 async function message<T> (c: ChildProcess, send?: unknown): Promise<T> {
   const p = new Promise<T>((resolve, reject) => {
-    c.once('message', m => resolve(m as T))
-    c.once('exit', code => reject(new Error(`child exited ${code}`)))
+    const onExit = (code: number | null): void => reject(new Error(`child exited ${code}`))
+    c.once('message', m => { c.off('exit', onExit); resolve(m as T) })
+    c.once('exit', onExit)
   })
   if (send !== undefined) c.send(send as object)
   return await p
@@ -160,9 +161,11 @@ async function main (): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) {
     const o = await orchRound()
     orch.push(o.run)
+    console.error(`round ${r + 1} orch ${JSON.stringify(o.run)}`)
     // Pad the ceiling's objects to the size orch serves (its metadata: uid, timestamps, managedFields).
     const bare = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-0', resourceVersion: '1000', x: '' }, data: { payload: 'x'.repeat(OBJECT_BYTES) } }).length
     ceiling.push(await ceilingRound(o.serving, Math.max(0, o.objectBytes - bare)))
+    console.error(`round ${r + 1} ceiling ${JSON.stringify(ceiling[r])}`)
   }
   const summary = (runs: Run[]): Record<string, number> => ({
     eventsPerCpuSecondMedian: median(runs.map(x => x.eventsPerCpuSecond)),
