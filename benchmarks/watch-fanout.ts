@@ -2,8 +2,8 @@
 // cork/writev), alternately in the same run. N watchers, M creates; load generator, counting clients and
 // server each in their own process; server CPU from /proc; events delivered per server CPU-second.
 // Run: npx tsx benchmarks/watch-fanout.ts   (WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY, ROUNDS,
-// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one). Prints one JSON line and writes
-// benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
+// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it).
+// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -125,7 +125,8 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
 
 async function orchRound (): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
-  const server = spawn(process.execPath, [join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '') // e.g. --cpu-prof
+  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
   try {
     const kc = join(dataDir, 'kubeconfig')
     await waitFor(() => existsSync(kc), 60_000, 'orch')
