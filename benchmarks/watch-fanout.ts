@@ -126,7 +126,8 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
 async function orchRound (): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '') // e.g. --cpu-prof
-  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0',
+    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64))], { stdio: ['ignore', 'ignore', 'inherit'] })
   try {
     const kc = join(dataDir, 'kubeconfig')
     await waitFor(() => existsSync(kc), 60_000, 'orch')
