@@ -2,8 +2,8 @@
 // cork/writev), alternately in the same run. N watchers, M creates; load generator, counting clients and
 // server each in their own process; server CPU from /proc; events delivered per server CPU-second.
 // Run: npx tsx benchmarks/watch-fanout.ts   (WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY, ROUNDS,
-// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one). Prints one JSON line and writes
-// benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
+// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it).
+// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -52,8 +52,9 @@ function child (file: string, env: Record<string, string>): ChildProcess {
 
 async function message<T> (c: ChildProcess, send?: unknown): Promise<T> {
   const p = new Promise<T>((resolve, reject) => {
-    c.once('message', m => resolve(m as T))
-    c.once('exit', code => reject(new Error(`child exited ${code}`)))
+    const onExit = (code: number | null): void => reject(new Error(`child exited ${code}`))
+    c.once('message', m => { c.off('exit', onExit); resolve(m as T) })
+    c.once('exit', onExit)
   })
   if (send !== undefined) c.send(send as object)
   return await p
@@ -99,7 +100,7 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
     const { seconds: writeSeconds } = await message<{ seconds: number }>(load, { go: true })
     let last = { total: 0, min: 0, bytes: 0 }
     const deadline = Date.now() + 300_000
-    while (last.min < EVENTS) {
+    while (WATCHERS > 0 && last.min < EVENTS) { // no watchers: the creates alone
       if (Date.now() > deadline) throw new Error(`timed out: ${JSON.stringify(last)}`)
       await sleep(20)
       last = await message(clients, { cmd: 'count' })
@@ -124,7 +125,9 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
 
 async function orchRound (): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
-  const server = spawn(process.execPath, [join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '') // e.g. --cpu-prof
+  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0',
+    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64))], { stdio: ['ignore', 'ignore', 'inherit'] })
   try {
     const kc = join(dataDir, 'kubeconfig')
     await waitFor(() => existsSync(kc), 60_000, 'orch')
@@ -160,9 +163,11 @@ async function main (): Promise<void> {
   for (let r = 0; r < ROUNDS; r++) {
     const o = await orchRound()
     orch.push(o.run)
+    console.error(`round ${r + 1} orch ${JSON.stringify(o.run)}`)
     // Pad the ceiling's objects to the size orch serves (its metadata: uid, timestamps, managedFields).
     const bare = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-0', resourceVersion: '1000', x: '' }, data: { payload: 'x'.repeat(OBJECT_BYTES) } }).length
     ceiling.push(await ceilingRound(o.serving, Math.max(0, o.objectBytes - bare)))
+    console.error(`round ${r + 1} ceiling ${JSON.stringify(ceiling[r])}`)
   }
   const summary = (runs: Run[]): Record<string, number> => ({
     eventsPerCpuSecondMedian: median(runs.map(x => x.eventsPerCpuSecond)),

@@ -21,6 +21,8 @@ export class HubEvent implements ApiWatchEvent {
   private parsed?: Obj
   private prevParsed?: Obj
   private readonly encoded = new Map<string, Buffer>()
+  private lastKey?: string
+  private lastBytes?: Buffer
   private enteredEvent?: HubEvent
   private leftEvent?: HubEvent
 
@@ -45,8 +47,12 @@ export class HubEvent implements ApiWatchEvent {
 
   /** Wire bytes for one encoder, made once per encoder key and shared by every watcher using it. */
   encode (encoder: WatchEncoder): Buffer {
+    // Every watcher of a tick asks in turn, nearly always with the same key: answer that without the map.
+    if (encoder.key === this.lastKey) return this.lastBytes!
     let b = this.encoded.get(encoder.key)
     if (b === undefined) { b = encoder.encode(this); this.encoded.set(encoder.key, b) }
+    this.lastKey = encoder.key
+    this.lastBytes = b
     return b
   }
 

@@ -59,6 +59,8 @@ interface Watcher {
   queued: number
   catchup?: WatchHandle
   done: boolean
+  /** In `dirty` (checked before touching the set: the fan-out loop marks every watcher for every event). */
+  isDirty: boolean
 }
 
 export class WatchHub {
@@ -117,7 +119,7 @@ export class WatchHub {
    */
   subscribe (spec: WatcherSpec, fromRev: number, initial: Buffer[] = []): WatchSubscription {
     this.ensureStarted()
-    const w: Watcher = { spec, lastRev: fromRev, pending: [...initial], runStart: -1, runEnd: -1, queued: 0, done: false }
+    const w: Watcher = { spec, lastRev: fromRev, pending: [...initial], runStart: -1, runEnd: -1, queued: 0, done: false, isDirty: false }
     if (initial.length > 0) this.markDirty(w)
     if (fromRev >= this.ringStart) {
       this.replay(w)
@@ -300,6 +302,8 @@ export class WatchHub {
   }
 
   private markDirty (w: Watcher): void {
+    if (w.isDirty) return
+    w.isDirty = true
     this.dirty.add(w)
     if (!this.flushScheduled) {
       this.flushScheduled = true
@@ -312,6 +316,7 @@ export class WatchHub {
     this.flushScheduled = false
     const ws = [...this.dirty]
     this.dirty.clear()
+    for (const w of ws) w.isDirty = false
     const shared = new Map<string, WatchBatch>()
     for (const w of ws) {
       if (w.done || w.runEnd === -1) { this.flushOne(w); continue }
@@ -388,6 +393,7 @@ export class WatchHub {
     this.removeLive(w)
     this.catchups.delete(w)
     this.dirty.delete(w)
+    w.isDirty = false
   }
 
   private remove (w: Watcher): void {
