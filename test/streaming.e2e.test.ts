@@ -27,7 +27,8 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', 'web', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'service', 'web', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
     rmSync(dir, { recursive: true, force: true })
@@ -265,5 +266,49 @@ spec:
       setTimeout(() => { s.destroy(); resolve(text) }, 10_000)
     })
     t.equal(got, 'pong\n')
+  })
+
+  t.test('pods/proxy and services/proxy reach a web server in a pod through kubectl', async t => {
+    const web = join(dir, 'web.yaml')
+    writeFileSync(web, `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default, labels: {app: web}}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    command: [sh, -c, 'mkdir -p /www && echo hello-from-the-pod > /www/index.html && exec httpd -f -p 8080 -h /www']
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+`)
+    const c = await kubectl(['create', '-f', web])
+    t.equal(c.code, 0, c.stderr)
+    await until('the web pod to be ready', async () => {
+      const r = await kubectl(['get', 'pod', 'web', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])
+      return r.stdout === 'True' ? true : undefined
+    })
+    const viaPod = await until('the page through pods/proxy', async () => {
+      const r = await kubectl(['get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/index.html'])
+      return r.code === 0 ? r.stdout : undefined
+    }, 20_000)
+    t.equal(viaPod.trim(), 'hello-from-the-pod')
+    const viaService = await until('the page through services/proxy', async () => {
+      const r = await kubectl(['get', '--raw', '/api/v1/namespaces/default/services/web:http/proxy/index.html'])
+      return r.code === 0 ? r.stdout : undefined
+    }, 30_000)
+    t.equal(viaService.trim(), 'hello-from-the-pod')
+    const missing = await kubectl(['get', '--raw', '/api/v1/namespaces/default/pods/nothere:8080/proxy/'])
+    t.not(missing.code, 0)
+    t.match(missing.stderr, /not found/)
   })
 }
