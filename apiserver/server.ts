@@ -125,7 +125,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
   const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls) })
-  const podStreams = createPodStreamProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls })
+  const podStreams = createPodStreamProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, egress: opts.egress })
   const upgrades = new WeakMap<IncomingMessage, UpgradeConnection>()
 
   const unsubscribe = registry.onDefinitionsChanged(() => {

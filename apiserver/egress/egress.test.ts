@@ -73,3 +73,38 @@ t.test('GRPC over a Unix socket: tunnels through a konnectivity server, TLS to t
   await t.rejects(request('https://127.0.0.1:1/', { dispatcher: refused }))
   await refused.close()
 })
+
+/** Speaks HTTP/1.1 by hand over a connection `connect` gave (as the exec/attach streams do after their upgrade). */
+async function rawGet (socket: import('node:tls').TLSSocket): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    let text = ''
+    socket.on('data', (b: Buffer) => { text += b.toString() })
+    socket.once('end', () => resolve(text))
+    socket.once('error', reject)
+    socket.end('GET /raw HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n')
+  })
+}
+
+t.test('connect: a TLS stream to the target, direct or through each kind of tunnel', async t => {
+  const proxy = await startConnectProxy()
+  t.teardown(() => proxy.close())
+  const udsProxy = await startConnectProxy(join(dir, 'connect-proxy.sock'))
+  t.teardown(() => udsProxy.close())
+  const konnectivity = await startKonnectivityServer(join(dir, 'konnectivity-connect.sock'))
+  t.teardown(() => konnectivity.close())
+  const cases: Array<[string, Parameters<typeof createEgress>[0], string[]]> = [
+    ['direct', {}, []],
+    ['HTTPConnect over TCP', { cluster: { proxyProtocol: 'HTTPConnect', transport: { kind: 'tcp', url: proxy.address } } }, proxy.targets],
+    ['HTTPConnect over a Unix socket', { cluster: { proxyProtocol: 'HTTPConnect', transport: { kind: 'uds', udsName: udsProxy.address } } }, udsProxy.targets],
+    ['GRPC', { cluster: { proxyProtocol: 'GRPC', transport: { kind: 'uds', udsName: konnectivity.socketPath } } }, konnectivity.dialled]
+  ]
+  for (const [name, settings, seen] of cases) {
+    const egress = createEgress(settings)
+    const socket = await egress.connect('cluster', '127.0.0.1', port, { ca: ca.certPem })
+    t.match(await rawGet(socket), /^HTTP\/1\.1 200 [\s\S]*served \/raw$/, name)
+    if (name !== 'direct') t.same(seen, [`127.0.0.1:${port}`], `${name}: through the tunnel`)
+    egress.close()
+  }
+  const other = await createCa('not-the-target')
+  await t.rejects(createEgress({}).connect('cluster', '127.0.0.1', port, { ca: other.certPem }), 'the target is verified')
+})

@@ -3,7 +3,10 @@
 // through a konnectivity server's gRPC tunnels on a Unix socket.
 
 import { readFileSync } from 'node:fs'
-import { Agent, ProxyAgent, type Dispatcher } from 'undici'
+import { isIP } from 'node:net'
+import type { Duplex } from 'node:stream'
+import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import { Agent, Client, ProxyAgent, type Dispatcher } from 'undici'
 import type { EgressClass, EgressConnection, EgressSettings } from './config.js'
 import { createKonnectivity, type Konnectivity } from './konnectivity.js'
 
@@ -21,6 +24,11 @@ export interface TargetTls {
 export interface Egress {
   /** A new dispatcher (its own pool, closed by the caller) for traffic of `cls` to targets checked with `tls`. */
   dispatcher(cls: EgressClass, tls?: TargetTls): Dispatcher
+  /**
+   * A TLS connection to host:port for traffic of `cls` that leaves HTTP (exec, attach and port-forward streams),
+   * through the selected tunnel; rejects after `tls.timeout` (default 10 s).
+   */
+  connect(cls: EgressClass, host: string, port: number, tls?: TargetTls): Promise<TLSSocket>
   /** Closes the konnectivity channels (dispatchers are closed by their callers). */
   close(): void
   /** The route of `cls`, for logs: `direct`, `HTTPConnect via http://proxy:8131`, ... */
@@ -44,6 +52,35 @@ function proxied (c: Extract<EgressConnection, { proxyProtocol: 'HTTPConnect' }>
   return new ProxyAgent({ uri: t.url, proxyTls, requestTls })
 }
 
+/** The raw tunnel of an HTTP CONNECT request to the proxy (undici's CONNECT support), for a stream that is not HTTP. */
+async function connectThrough (c: Extract<EgressConnection, { proxyProtocol: 'HTTPConnect' }>, address: string): Promise<Duplex> {
+  const t = c.transport
+  const proxy = t.kind === 'uds'
+    ? new Client('http://localhost', { connect: { socketPath: t.udsName } })
+    : new Client(t.url, t.url.startsWith('https://') ? { connect: { ca: t.caBundle === undefined ? undefined : readFileSync(t.caBundle), cert: readFileSync(t.clientCert!), key: readFileSync(t.clientKey!) } } : {})
+  try {
+    const { socket, statusCode } = await proxy.connect({ path: address, headers: { host: address } })
+    if (statusCode !== 200) { socket.destroy(); throw new Error(`proxy answered ${statusCode} to CONNECT ${address}`) }
+    socket.once('close', () => { void proxy.close() })
+    return socket
+  } catch (err) {
+    void proxy.close()
+    throw err
+  }
+}
+
+/** TLS to host:port, over `raw` when tunnelled, checked against host (or the given servername). */
+async function secure (raw: Duplex | undefined, host: string, port: number, tls: TargetTls, timeoutMs: number): Promise<TLSSocket> {
+  return await new Promise((resolve, reject) => {
+    const servername = tls.servername ?? (isIP(host) === 0 ? host : undefined)
+    const s = tlsConnect({ ...tls, host, port, servername, ...(raw === undefined ? {} : { socket: raw }) })
+    const timer = setTimeout(() => { s.destroy(); reject(new Error('connect timeout')) }, timeoutMs)
+    const onError = (err: Error): void => { clearTimeout(timer); reject(err) }
+    s.once('error', onError)
+    s.once('secureConnect', () => { clearTimeout(timer); s.off('error', onError); resolve(s) })
+  })
+}
+
 export function createEgress (settings: EgressSettings = {}): Egress {
   // One konnectivity client (gRPC channel) per class on the GRPC protocol, made when first used.
   const tunnels = new Map<EgressClass, Konnectivity>()
@@ -58,6 +95,15 @@ export function createEgress (settings: EgressSettings = {}): Egress {
       if (c === undefined || c.proxyProtocol === 'Direct') return new Agent({ connect: tls, connectTimeout: tls.timeout })
       if (c.proxyProtocol === 'HTTPConnect') return proxied(c, tls)
       return new Agent({ connect: konnectivity(cls, c.transport.udsName).connector(tls) })
+    },
+    async connect (cls, host, port, tls = {}) {
+      const c = settings[cls]
+      const timeoutMs = tls.timeout ?? 10_000
+      const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+      let raw: Duplex | undefined
+      if (c?.proxyProtocol === 'HTTPConnect') raw = await connectThrough(c, address)
+      else if (c?.proxyProtocol === 'GRPC') raw = await konnectivity(cls, c.transport.udsName).tunnel(address, timeoutMs)
+      return await secure(raw, host, port, tls, timeoutMs)
     },
     close () {
       for (const k of tunnels.values()) k.close()

@@ -70,6 +70,8 @@ class Tunnel extends Duplex {
 }
 
 export interface Konnectivity {
+  /** A tunnel to host:port (the bytes as they are; TLS, if any, is the caller's). */
+  tunnel(address: string, timeoutMs: number): Promise<Duplex>
   /** An undici connector whose connections go through the konnectivity server (TLS to the target inside the tunnel). */
   connector(tls: ConnectionOptions & { timeout?: number }): buildConnector.connector
   close(): void
@@ -109,6 +111,7 @@ export function createKonnectivity (udsName: string): Konnectivity {
   }
 
   return {
+    tunnel: dial,
     connector (tls) {
       return (opts, callback) => {
         const host = opts.hostname.replace(/^\[|\]$/g, '')

@@ -5,7 +5,8 @@
 // kubelet's query form, and the orchlet's answer (101 or an error Status) and every byte after it pass unchanged.
 
 import type { IncomingMessage } from 'node:http'
-import { connect as tlsConnect, type TLSSocket } from 'node:tls'
+import type { TLSSocket } from 'node:tls'
+import { directEgress, type Egress } from '../egress/egress.js'
 import type { Duplex } from 'node:stream'
 import { badRequest, StatusError } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'
@@ -92,19 +93,15 @@ function parsed (result: { bytes: Buffer } | Buffer): unknown {
 /** Upgrade headers replayed to the orchlet (credentials and hop headers of the client's connection are not). */
 const FORWARDED = /^(connection|upgrade|x-stream-protocol-version|sec-websocket-.*|origin)$/i
 
-export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: number } = {}): PodStreamProxy {
+/** `egress` dials the orchlet (the `cluster` selection: direct, or through a proxy or konnectivity tunnel). */
+export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: number; egress?: Pick<Egress, 'connect'> } = {}): PodStreamProxy {
   const tls = o.tls ?? {}
   const connectTimeoutMs = o.connectTimeoutMs ?? 5000
   const open = new Set<Duplex>()
+  const egress = o.egress ?? directEgress()
 
   async function dial (host: string, port: number): Promise<TLSSocket> {
-    return await new Promise((resolve, reject) => {
-      const s = tlsConnect({ host, port, ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, servername: /^[\d.:]+$/.test(host) ? undefined : host })
-      const timer = setTimeout(() => { s.destroy(); reject(new Error('connect timeout')) }, connectTimeoutMs)
-      s.once('secureConnect', () => { clearTimeout(timer); s.off('error', onError); resolve(s) })
-      const onError = (err: Error): void => { clearTimeout(timer); reject(err) }
-      s.once('error', onError)
-    })
+    return await egress.connect('cluster', host, port, { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs })
   }
 
   async function serve (r: PodStreamRequest): Promise<void> {
