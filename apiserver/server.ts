@@ -11,6 +11,7 @@ import { internalError, isStatusError, pathNotFound, StatusError } from './error
 import type { Registry } from './registry/types.js'
 import type { ResourceDefinition } from './schema/types.js'
 import { createDiscovery } from './endpoints/discovery.js'
+import { AGGREGATED_DISCOVERY_TYPE, wantsAggregatedDiscovery } from './endpoints/discovery-aggregated.js'
 import { Messages } from './endpoints/protobuf/messages.js'
 import { answerClientError, discardBody } from './endpoints/connection-errors.js'
 import { encodeValue, send, sendError, warningHeaders } from './endpoints/encode.js'
@@ -202,6 +203,12 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     if (parsed.kind === 'discovery') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new StatusError(405, 'MethodNotAllowed', `${req.method ?? ''} is not supported on discovery documents`)
       const host = req.headers.host ?? `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? 0}`
+      const top = parsed.path.group === undefined && parsed.path.version === undefined
+      if (top && gates?.enabled('AggregatedDiscoveryEndpoint') !== false && wantsAggregatedDiscovery(req.headers.accept)) {
+        const pretty = url.searchParams.get('pretty') === 'true'
+        const body = encodeValue(discovery.aggregated(parsed.path.apiPrefix), 'json', pretty)
+        return send(req, res, 200, { ...body, contentType: AGGREGATED_DISCOVERY_TYPE }, { Vary: 'Accept' })
+      }
       return serveJsonDocument(req, res, discovery.document(parsed.path, host))
     }
     await serveResource(env, req, res, url, parsed.info, target.user ?? INSECURE_ADMIN)

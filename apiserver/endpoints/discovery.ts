@@ -5,12 +5,15 @@ import { pathNotFound } from '../errors/status-error.js'
 import type { Registry } from '../registry/types.js'
 import type { ResourceDefinition } from '../schema/types.js'
 import type { DiscoveryPath } from './request-info.js'
+import { aggregatedList, aggregatedResources } from './discovery-aggregated.js'
 
 interface GroupVersion { groupVersion: string; version: string }
 
 export interface Discovery {
   /** The document for a discovery path, or a 404 StatusError thrown. `serverAddress` is host:port as the client reached us. */
   document(path: DiscoveryPath, serverAddress: string): Record<string, unknown>
+  /** The aggregated document (APIGroupDiscoveryList) of /api (`api`) or /apis (`apis`). */
+  aggregated(prefix: 'api' | 'apis'): Record<string, unknown>
   /** Drops cached documents (called when the definitions change). */
   invalidate(): void
 }
@@ -117,6 +120,17 @@ export function createDiscovery (registry: Registry, o: DiscoveryOptions = {}): 
   const current = (): Index => (index ??= buildIndex(registry.definitions()))
   return {
     invalidate () { index = undefined },
+    aggregated (prefix) {
+      const idx = current()
+      const names = prefix === 'api' ? (idx.groups.has('') ? [''] : []) : idx.groupOrder
+      return aggregatedList(names.map(name => ({
+        name,
+        versions: (idx.groups.get(name) ?? []).map(version => ({
+          version,
+          resources: aggregatedResources(name, version, (idx.byGroupVersion.get(`${name}/${version}`) ?? []).flatMap(d => resourceEntries(d, registry, o)))
+        }))
+      })))
+    },
     document (path, serverAddress) {
       const idx = current()
       if (path.apiPrefix === 'api') {
