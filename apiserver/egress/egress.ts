@@ -3,7 +3,7 @@
 // through a konnectivity server's gRPC tunnels on a Unix socket.
 
 import { readFileSync } from 'node:fs'
-import { isIP } from 'node:net'
+import { connect as netConnect, isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
 import { Agent, Client, ProxyAgent, type Dispatcher } from 'undici'
@@ -29,6 +29,10 @@ export interface Egress {
    * through the selected tunnel; rejects after `tls.timeout` (default 10 s).
    */
   connect(cls: EgressClass, host: string, port: number, tls?: TargetTls): Promise<TLSSocket>
+  /** A raw connection to host:port for traffic of `cls` (the caller speaks TLS over it if need be). */
+  tunnel(cls: EgressClass, host: string, port: number, timeoutMs?: number): Promise<Duplex>
+  /** Whether `cls` leaves directly (no proxy, no tunnel). */
+  direct(cls: EgressClass): boolean
   /** Closes the konnectivity channels (dispatchers are closed by their callers). */
   close(): void
   /** The route of `cls`, for logs: `direct`, `HTTPConnect via http://proxy:8131`, ... */
@@ -97,13 +101,26 @@ export function createEgress (settings: EgressSettings = {}): Egress {
       return new Agent({ connect: konnectivity(cls, c.transport.udsName).connector(tls) })
     },
     async connect (cls, host, port, tls = {}) {
-      const c = settings[cls]
       const timeoutMs = tls.timeout ?? 10_000
-      const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
-      let raw: Duplex | undefined
-      if (c?.proxyProtocol === 'HTTPConnect') raw = await connectThrough(c, address)
-      else if (c?.proxyProtocol === 'GRPC') raw = await konnectivity(cls, c.transport.udsName).tunnel(address, timeoutMs)
+      const raw = this.direct(cls) ? undefined : await this.tunnel(cls, host, port, timeoutMs)
       return await secure(raw, host, port, tls, timeoutMs)
+    },
+    async tunnel (cls, host, port, timeoutMs = 10_000) {
+      const c = settings[cls]
+      const address = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`
+      if (c?.proxyProtocol === 'HTTPConnect') return await connectThrough(c, address)
+      if (c?.proxyProtocol === 'GRPC') return await konnectivity(cls, c.transport.udsName).tunnel(address, timeoutMs)
+      return await new Promise<Duplex>((resolve, reject) => {
+        const s = netConnect(port, host)
+        const timer = setTimeout(() => { s.destroy(); reject(new Error('connect timeout')) }, timeoutMs)
+        s.once('connect', () => { clearTimeout(timer); s.off('error', onError); resolve(s) })
+        const onError = (err: Error): void => { clearTimeout(timer); reject(err) }
+        s.once('error', onError)
+      })
+    },
+    direct (cls) {
+      const c = settings[cls]
+      return c === undefined || c.proxyProtocol === 'Direct'
     },
     close () {
       for (const k of tunnels.values()) k.close()

@@ -17,6 +17,11 @@ export interface EtcdClientOptions {
   /** Deadline of one unary call on one endpoint (ms). */
   callTimeoutMs?: number
   root?: protobuf.Root
+  /**
+   * Where to dial an endpoint instead (a loopback forwarder of the `etcd` egress selection), and the name its TLS
+   * certificate is checked against then; undefined: the endpoint itself.
+   */
+  route?: (endpoint: string) => { target: string, serverName?: string } | undefined
 }
 
 interface Codec {
@@ -46,6 +51,7 @@ export class EtcdClient {
   private readonly clients: Array<Client | undefined>
   private readonly codecs = new Map<string, Codec>()
   private readonly callTimeoutMs: number
+  private readonly route?: EtcdClientOptions['route']
   /** The endpoint calls go to first; moves on when it fails. */
   private current = 0
   private closed = false
@@ -55,6 +61,7 @@ export class EtcdClient {
     this.endpoints = opts.endpoints
     this.root = opts.root ?? loadEtcdProto()
     this.callTimeoutMs = opts.callTimeoutMs ?? 5000
+    this.route = opts.route
     this.clients = opts.endpoints.map(() => undefined)
     const secure = opts.endpoints.some(e => e.startsWith('https://')) || opts.tls?.caFile !== undefined
     this.creds = secure
@@ -114,10 +121,12 @@ export class EtcdClient {
   private client (i: number): Client {
     let c = this.clients[i]
     if (c === undefined) {
-      const target = this.endpoints[i].replace(/^[a-z]+:\/\//, '')
+      const routed = this.route?.(this.endpoints[i])
+      const target = routed?.target ?? this.endpoints[i].replace(/^[a-z]+:\/\//, '')
       c = new Client(target, this.creds, {
         'grpc.max_receive_message_length': 64 * 1024 * 1024,
-        'grpc.max_send_message_length': 16 * 1024 * 1024
+        'grpc.max_send_message_length': 16 * 1024 * 1024,
+        ...(routed?.serverName === undefined ? {} : { 'grpc.ssl_target_name_override': routed.serverName, 'grpc.default_authority': routed.serverName })
       })
       this.clients[i] = c
     }

@@ -1,6 +1,6 @@
 // The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as guarded Txns.
 import { StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
-import { EtcdClient, isFailover, type EtcdTls } from './etcd-client.js'
+import { EtcdClient, isFailover, type EtcdClientOptions, type EtcdTls } from './etcd-client.js'
 import type { Msg } from './etcd-proto.js'
 import { EtcdWatch } from './etcd-watch.js'
 import { isCompactedError, isFutureError, toStorageError } from './errors.js'
@@ -11,6 +11,8 @@ export interface EtcdStoreOptions {
   /** `--etcd-prefix`: every key lives below it (default "/registry"). */
   prefix?: string
   tls?: EtcdTls
+  /** EtcdClientOptions.route: endpoints dialled through the `etcd` egress selection. */
+  route?: EtcdClientOptions['route']
   callTimeoutMs?: number
   log?: (msg: string) => void
 }
@@ -46,7 +48,7 @@ export class EtcdStore implements Store {
   private closed = false
 
   private constructor (opts: EtcdStoreOptions) {
-    this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs })
+    this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs, route: opts.route })
     this.keys = new KeySpace(opts.prefix ?? '/registry')
     this.log = opts.log ?? (() => {})
   }
