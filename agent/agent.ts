@@ -245,6 +245,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     imageDir: await imageFsMountpoint(cri ?? wasm),
     allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
     statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
+    onEvicted: signal => metrics.evicted(signal),
     onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }
   })
   if (!config.runOnce) eviction.start(10_000, 1_000)

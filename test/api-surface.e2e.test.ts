@@ -178,6 +178,10 @@ t.test('kubectl sees the v1.29 API surface under both spellings and applies a ch
   t.equal(explained.code, 0, explained.stderr)
   const flows = await k('get', 'flowschemas.v1beta3.flowcontrol.apiserver.k8s.io')
   t.match(flows.stderr, 'Warning: flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema is deprecated in v1.29+, unavailable in v1.32+; use flowcontrol.apiserver.k8s.io/v1 FlowSchema')
+  const scrape = await k('get', '--raw', '/metrics')
+  t.equal(scrape.code, 0, scrape.stderr)
+  t.match(scrape.stdout, 'apiserver_requested_deprecated_apis{group="flowcontrol.apiserver.k8s.io",version="v1beta3",resource="flowschemas",subresource="",removed_release="1.32"} 1',
+    'the deprecated request is counted in /metrics')
   const removed = await k('get', '--raw', '/apis/batch/v1beta1/cronjobs')
   t.not(removed.code, 0)
   t.match(removed.stderr, /NotFound|not find/)

@@ -24,6 +24,8 @@ export interface EvictionRequest {
   pod: Pod
   gracePeriodSeconds: number
   message: string
+  /** The signal whose threshold was met (`memory.available`, ...): kubelet_evictions' label. */
+  signal: string
   /** The event's annotations: offending_containers, offending_containers_usage, starved_resource. */
   annotations: Record<string, string>
 }
@@ -157,7 +159,7 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
     for (const pod of ranked) {
       if (isCriticalPod(pod)) continue
       const { message: text, annotations } = message(target, obs, pod, stats.get(pod.metadata.uid))
-      if (await d.evictPod({ pod, gracePeriodSeconds: gracePeriod(target, pod), message: text, annotations })) return [pod]
+      if (await d.evictPod({ pod, gracePeriodSeconds: gracePeriod(target, pod), message: text, signal: target.signal, annotations })) return [pod]
     }
     d.logger.warn({ signal: target.signal }, 'eviction manager: unable to evict any pods from the node')
     return []

@@ -25,6 +25,8 @@ export interface NodeEvictionDeps {
   reclaimImages?(): Promise<void>
   reclaimContainers?(): Promise<void>
   onConditionsChanged?(conditions: PressureCondition[]): void
+  /** Told each eviction's signal (kubelet_evictions). */
+  onEvicted?(signal: string): void
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
 }
 
@@ -75,7 +77,9 @@ export function createNodeEviction (d: NodeEvictionDeps): EvictionManager {
       const m = req.pod.metadata
       d.logger.warn({ pod: `${m.namespace}/${m.name}`, grace: req.gracePeriodSeconds }, `evicting pod: ${req.message}`)
       d.recorder.event(podReference(req.pod), 'Warning', EVICTED_REASON, req.message)
-      return await d.pods.evict(m.uid, req.gracePeriodSeconds, EVICTED_REASON, req.message)
+      const evicted = await d.pods.evict(m.uid, req.gracePeriodSeconds, EVICTED_REASON, req.message)
+      if (evicted) d.onEvicted?.(req.signal)
+      return evicted
     },
     reclaimImages: d.reclaimImages,
     reclaimContainers: d.reclaimContainers,

@@ -59,6 +59,7 @@ import { serveComponents } from './component-server.js'
 import { ComponentMetrics } from '../metrics/component-metrics.js'
 import { SchedulerMetrics } from '../metrics/scheduler-metrics.js'
 import { SERVED_MINOR } from '../endpoints/version.js'
+import { DeprecatedApisGauge } from '../endpoints/deprecated-apis-metric.js'
 
 export interface UpOptions {
   dataDir: string
@@ -254,6 +255,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
       registry: served,
       logger,
       metrics,
+      deprecatedApis: new DeprecatedApisGauge(metrics.base.registry),
       ...o.limits,
       openapi: { v2: buildOpenAPIv2, v3GroupVersion: buildOpenAPIv3GroupVersion },
       tls: security.tls,

@@ -9,7 +9,7 @@ export class DeprecatedApisGauge implements DeprecatedApiRecorder {
   constructor (registry: Registry) {
     this.gauge = new Gauge({
       name: 'apiserver_requested_deprecated_apis',
-      help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      help: '[STABLE] Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
       labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
       registers: [registry]
     })
