@@ -108,7 +108,7 @@ spec:
   t.match(up.status?.conditions?.find(c => c.type === 'AbleToScale'), { status: 'True' })
   const table = await kubectl('get', 'hpa', 'burn')
   t.match(table.stdout, /^NAME\s+REFERENCE\s+TARGETS\s+MINPODS\s+MAXPODS\s+REPLICAS\s+AGE\n/)
-  t.match(table.stdout, /\nburn\s+Deployment\/burn\s+(\d+%|<unknown>)\/50%\s+1\s+3\s+\d+/)
+  t.match(table.stdout, /\nburn\s+Deployment\/burn\s+cpu: (\d+%|<unknown>)\/50%\s+1\s+3\s+\d+/)
   const events = await kubectl('get', 'events', '--field-selector', 'involvedObject.kind=HorizontalPodAutoscaler', '-o', 'jsonpath={.items[*].message}')
   t.match(events.stdout, /New size: \d; reason: cpu resource utilization \(percentage of request\) above target/)
 
