@@ -38,6 +38,9 @@ while ((await kubectl(['get', 'pod', 'ticker', '-o', 'jsonpath={.status.phase}']
 }
 
 t.test('kubectl attach shows the WebAssembly container output as it is written', async t => {
+  // Some output exists before attaching (tick 1 at least), so a replay of the past would show.
+  const logged = Date.now() + 15_000
+  while (!(await kubectl(['logs', 'ticker'])).stdout.includes('tick 2') && Date.now() < logged) await new Promise(resolve => setTimeout(resolve, 100))
   const child = spawn(bin('1.33'), ['--kubeconfig', orch.kubeconfig, 'attach', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
