@@ -10,6 +10,7 @@ import type { TargetTls } from '../egress/egress.js'
 import { badRequest, invalid, StatusError, type StatusCause } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'
 import { parseBoolean } from './request-context.js'
+import { streamBody } from './stream-body.js'
 
 /** The query of GET .../pods/{name}/log, as Kubernetes' core/v1 PodLogOptions. */
 export interface PodLogOptions {
@@ -218,20 +219,7 @@ export function createPodLogProxy (o: PodLogProxyOptions = {}): PodLogProxy {
     }
     r.res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private', 'X-Content-Type-Options': 'nosniff' })
     if (r.req.method === 'HEAD') { abort.abort(); r.res.end(); return }
-    try {
-      for await (const chunk of upstream.body) {
-        // Honour back-pressure: a slow reader pauses the orchlet stream instead of growing memory.
-        if (!r.res.write(chunk as Buffer)) await new Promise(resolve => { r.res.once('drain', resolve); r.res.once('close', resolve) })
-        if (r.res.destroyed) break
-      }
-      r.res.end()
-    } catch {
-      // The orchlet went away mid-stream or the client disconnected: end what was sent.
-      if (!r.res.destroyed) r.res.end()
-    } finally {
-      r.res.off('close', onClose)
-      if (!upstream.body.destroyed) upstream.body.destroy()
-    }
+    await streamBody(upstream.body, r.res, onClose)
   }
 
   return {

@@ -12,6 +12,7 @@ import type { Registry, RequestContext } from '../registry/types.js'
 import type { OrchletTls } from './pod-log.js'
 import type { RequestInfo } from './request-info.js'
 import { nodeTarget, podTarget, serviceTarget, splitProxyName, targetUrl, type ProxyTarget } from './proxy-targets.js'
+import { streamBody } from './stream-body.js'
 
 export interface ProxyRequest {
   registry: Registry
@@ -117,18 +118,7 @@ export function createResourceProxy (o: ResourceProxyOptions = {}): ResourceProx
     const headers: Record<string, string | string[]> = {}
     for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v
     r.res.writeHead(upstream.statusCode, headers)
-    try {
-      for await (const chunk of upstream.body) {
-        if (!r.res.write(chunk as Buffer)) await new Promise(resolve => { r.res.once('drain', resolve); r.res.once('close', resolve) })
-        if (r.res.destroyed) break
-      }
-      r.res.end()
-    } catch {
-      if (!r.res.destroyed) r.res.end()
-    } finally {
-      r.res.off('close', onClose)
-      if (!upstream.body.destroyed) upstream.body.destroy()
-    }
+    await streamBody(upstream.body, r.res, onClose)
   }
 
   return {
