@@ -78,10 +78,15 @@ const applyFigures = !PHASES.has('registry') ? {} : await withRegistry(async dep
     await deploys.apply(ctx('autoscaler'), 'default', name, scaleConfig(name, 3), true)
   }
   const bytes = (await deploys.get(ctx('x'), 'default', names[0], {}) as { bytes: Buffer }).bytes.length
+  const elu0 = performance.eventLoopUtilization()
+  const cpu0 = process.cpuUsage()
   const changing = await run(APPLIES, async i => {
     const name = names[i % OBJECTS]
     await deploys.apply(ctx('deployer'), 'default', name, deployment(name, `app:${1 + Math.floor(i / OBJECTS)}`), false)
   })
+  const cpu1 = process.cpuUsage(cpu0)
+  const elu1 = performance.eventLoopUtilization(elu0)
+  console.error(JSON.stringify({ mainThreadMicrosPerChangingApply: Math.round(elu1.active * 1000 / APPLIES), processCpuMicrosPerChangingApply: Math.round((cpu1.user + cpu1.system) / APPLIES), utilization: elu1.utilization.toFixed(2) }))
   const last = 1 + Math.floor((APPLIES - 1) / OBJECTS)
   for (const name of names) await deploys.apply(ctx('deployer'), 'default', name, deployment(name, `app:${last}`), false)
   const noop = await run(APPLIES * 2, async i => {

@@ -39,13 +39,18 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
   const digest = (): string => (digested ??= RecentNoopApplies.digest(req.config))
   const current = await core.store.get(key)
   if (current !== undefined && core.noopApplies.has(key, current.modRevision, manager, sub, req.force, digest)) {
-    return { ...lazyResult(servedBytes(core, current.value)), created: false }
+    // Not spread: spreading would read the lazy `object` and parse the bytes this path exists to skip.
+    return lazyResult(servedBytes(core, current.value), { created: false })
   }
   // Unknown fields are refused below whatever fieldValidation says (apply needs a schema); the write then skips the check.
   const writeCtx: RequestContext = { ...ctx, fieldValidation: 'Ignore' }
-  const config = checkConfig(core, namespace, name, structuredClone(req.config))
+  // Checked on a copy; the merge may hand parts of it to the object written (which defaulting then changes), so a
+  // retry starts again from the configuration as sent.
+  const checked = (): Obj => checkConfig(core, namespace, name, structuredClone(req.config))
+  let config = checked()
   const want = metaOf(config).resourceVersion
   for (let attempt = 1; ; attempt++) {
+    if (attempt > 1) config = checked()
     const kv = attempt === 1 ? current : await core.store.get(key)
     if (kv === undefined && (req.subresource !== undefined || req.mustExist === true)) throw notFound(core.qr, name)
     const live = kv === undefined ? undefined : parseJson(servedBytes(core, kv.value))
@@ -53,7 +58,7 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
     if (kv !== undefined && want !== undefined && want !== '' && want !== String(kv.modRevision)) {
       throw conflict(core.qr, name, CONFLICT_MESSAGE)
     }
-    const next = core.fieldManager.apply(live, structuredClone(config), manager, req.force, req.subresource, sub)
+    const next = core.fieldManager.apply(live, config, manager, req.force, req.subresource, sub)
     if (next === undefined && live !== undefined && kv !== undefined) {
       core.noopApplies.remember(key, kv.modRevision, manager, sub, req.force, digest())
       return { bytes: servedBytes(core, kv.value), object: live, created: false }
