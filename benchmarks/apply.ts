@@ -4,6 +4,7 @@
 // Run: npx tsx benchmarks/apply.ts   (OBJECTS=200, APPLIES=4000, CREATES=3000, CONCURRENCY=64, PHASES=registry,engine,creates)
 // Prints one JSON line and writes benchmarks/results/apply.json.
 
+import { performance } from 'node:perf_hooks'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
