@@ -1,7 +1,7 @@
 // Benchmark: server-side apply of a Deployment-sized object (~4 KB, two managers) through the registry on a real
 // LMDB store (durable group commit), in process: changing applies/s, no-op applies/s, and creates/s with managed
 // fields tracking against the same creates with tracking switched off (the figure before field management).
-// Run: npx tsx benchmarks/apply.ts   (OBJECTS=200, APPLIES=4000, CREATES=3000, CONCURRENCY=64, PHASES=registry,engine,creates)
+// Run: npx tsx benchmarks/apply.ts   (OBJECTS=200, APPLIES=4000, CREATES=3000, CONCURRENCY=64, ROUNDS=3, PHASES=registry,engine,creates)
 // Prints one JSON line and writes benchmarks/results/apply.json.
 
 import { performance } from 'node:perf_hooks'
@@ -20,6 +20,7 @@ const OBJECTS = Number(process.env.OBJECTS ?? 200)
 const APPLIES = Number(process.env.APPLIES ?? 4000)
 const CREATES = Number(process.env.CREATES ?? 3000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
 /** Which parts to run (for profiling one of them): registry, engine, creates. */
 const PHASES = new Set((process.env.PHASES ?? 'registry,engine,creates').split(','))
 
@@ -114,13 +115,20 @@ const engineFigures = !PHASES.has('engine') ? {} : await withRegistry(async depl
   return { engineChangingAppliesPerSec: Math.round(changing), engineNoopAppliesPerSec: Math.round(noop) }
 })
 
-const createsTracked = !PHASES.has('creates') ? 0 : await withRegistry(async deploys =>
-  await run(CREATES, async i => await deploys.create(ctx('kubectl-create'), 'default', { object: deployment(`c-${i}`, 'app:1'), duplicateFields: [] })))
-const createsUntracked = !PHASES.has('creates') ? 1 : await withRegistry(async deploys => {
-  // The peer: the same creates with field tracking switched off, as before managed fields existed.
-  deploys.core.fieldManager.update = () => {}
-  return await run(CREATES, async i => await deploys.create(ctx('kubectl-create'), 'default', { object: deployment(`c-${i}`, 'app:1'), duplicateFields: [] }))
-})
+// Tracked and untracked creates alternate for ROUNDS rounds; the best round of each counts (the machine is shared:
+// the best round is the one least disturbed by other work).
+const createRounds = { tracked: [] as number[], untracked: [] as number[] }
+for (let round = 0; PHASES.has('creates') && round < ROUNDS; round++) {
+  createRounds.tracked.push(await withRegistry(async deploys =>
+    await run(CREATES, async i => await deploys.create(ctx('kubectl-create'), 'default', { object: deployment(`c-${i}`, 'app:1'), duplicateFields: [] }))))
+  createRounds.untracked.push(await withRegistry(async deploys => {
+    // The peer: the same creates with field tracking switched off, as before managed fields existed.
+    deploys.core.fieldManager.update = () => {}
+    return await run(CREATES, async i => await deploys.create(ctx('kubectl-create'), 'default', { object: deployment(`c-${i}`, 'app:1'), duplicateFields: [] }))
+  }))
+}
+const createsTracked = Math.max(0, ...createRounds.tracked)
+const createsUntracked = Math.max(1, ...createRounds.untracked)
 
 const result = {
   benchmark: 'apply',

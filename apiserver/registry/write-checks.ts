@@ -43,13 +43,16 @@ export const TYPE_ERROR = 'FieldValueTypeInvalid'
 export function fieldValidation (core: Pick<ResourceCore, 'def'>, ctx: RequestContext, body: DecodedObject): string[] {
   const obj = body.object
   const problems: string[] = []
+  // Whether the search below walked the whole object and found nothing to prune.
+  let clean = false
   if (ctx.fieldValidation !== 'Ignore' || body.duplicateFields.length > 0) {
     const preserve = core.def.custom?.preserveUnknownFieldsAtRoot === true
     const unknown = ctx.fieldValidation === 'Ignore' || preserve ? [] : findUnknownFields(core.def, obj)
+    clean = ctx.fieldValidation !== 'Ignore' && !preserve && unknown.length === 0
     for (const f of unknown) problems.push(`unknown field "${f}"`)
     for (const f of body.duplicateFields) problems.push(`duplicate field "${f}"`)
   }
-  pruneUnknownFields(core.def, obj)
+  if (!clean) pruneUnknownFields(core.def, obj)
   if (ctx.fieldValidation === 'Ignore') return []
   if (ctx.fieldValidation === 'Warn') { ctx.warnings.push(...problems); return [] }
   return problems

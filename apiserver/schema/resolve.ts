@@ -64,9 +64,18 @@ export function createResolver (definitions: SchemaDefinitions): SchemaResolver 
   return { resolve, property, items }
 }
 
-/** A resolver for a definition's own schema graph. */
+/**
+ * The resolver of a definitions map, made once per map: every write walks its kind's schema several times (defaults,
+ * pruning, validation), and a fresh resolver would follow and copy each `$ref` again on each walk. A pure cache
+ * (definitions are never changed once a kind is built; a CRD update builds new ones), held weakly by the map.
+ */
+const resolvers = new WeakMap<SchemaDefinitions, SchemaResolver>()
+
+/** A resolver for a definition's own schema graph (shared by every walk of that graph). */
 export function resolverFor (def: Pick<ResourceDefinition, 'definitions'>): SchemaResolver {
-  return createResolver(def.definitions)
+  let r = resolvers.get(def.definitions)
+  if (r === undefined) resolvers.set(def.definitions, r = createResolver(def.definitions))
+  return r
 }
 
 /**

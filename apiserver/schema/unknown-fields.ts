@@ -3,7 +3,7 @@
 // A field is unknown when its object's schema declares `properties` (or none at all) and the name is not
 // among them, unless the node preserves unknown fields or maps names through `additionalProperties`.
 // Embedded resources and the root always know apiVersion, kind and metadata.
-import { createResolver, type SchemaResolver } from './resolve.js'
+import { resolverFor, type SchemaResolver } from './resolve.js'
 import * as fe from './field-errors.js'
 import type { ResourceDefinition, StructuralSchema } from './types.js'
 
@@ -11,12 +11,32 @@ const typeMetaFields = new Set(['apiVersion', 'kind', 'metadata'])
 
 type Visit = (container: Record<string, unknown>, name: string, path: string) => void
 
-function walk (r: SchemaResolver, value: unknown, node: StructuralSchema, path: string, atResourceRoot: boolean, onUnknown: Visit): void {
+/**
+ * One step of the path to the node being walked; the path's text is made only for an unknown field (this walk runs
+ * on every write, and building a string per node was most of its cost).
+ */
+type Step = { field: string } | { index: number } | { key: string }
+
+function pathText (steps: Step[]): string {
+  let path = ''
+  for (const s of steps) {
+    path = 'field' in s ? fe.child(path, s.field) : 'index' in s ? fe.index(path, s.index) : fe.key(path, s.key)
+  }
+  return path
+}
+
+interface Walk { r: SchemaResolver, steps: Step[], onUnknown: Visit }
+
+function walk (w: Walk, value: unknown, node: StructuralSchema, atResourceRoot: boolean): void {
   if (value === null || typeof value !== 'object') return
-  const s = r.resolve(node)
+  const s = w.r.resolve(node)
   if (Array.isArray(value)) {
     if (s.items === undefined) return
-    value.forEach((item, i) => walk(r, item, s.items as StructuralSchema, fe.index(path, i), false, onUnknown))
+    for (let i = 0; i < value.length; i++) {
+      w.steps.push({ index: i })
+      walk(w, value[i], s.items, false)
+      w.steps.pop()
+    }
     return
   }
   if (s['x-orch-int-or-string'] === true) return
@@ -24,29 +44,39 @@ function walk (r: SchemaResolver, value: unknown, node: StructuralSchema, path: 
   const preserve = s['x-orch-preserve-unknown-fields'] === true
   const embedded = atResourceRoot || s['x-orch-embedded-resource'] === true
   const extra = s.additionalProperties
+  // Keys are listed first: pruning deletes from `obj` while walking it.
   for (const name of Object.keys(obj)) {
     const prop = s.properties?.[name]
-    const childPath = fe.child(path, name)
-    if (prop !== undefined) walk(r, obj[name], prop, childPath, false, onUnknown)
-    else if (typeof extra === 'object') walk(r, obj[name], extra, fe.key(path, name), false, onUnknown)
-    else if (preserve || extra === true || (embedded && typeMetaFields.has(name))) continue
-    else onUnknown(obj, name, childPath)
+    if (prop !== undefined || typeof extra === 'object') {
+      w.steps.push(prop !== undefined ? { field: name } : { key: name })
+      walk(w, obj[name], prop ?? extra as StructuralSchema, false)
+      w.steps.pop()
+    } else if (preserve || extra === true || (embedded && typeMetaFields.has(name))) continue
+    else {
+      w.steps.push({ field: name })
+      w.onUnknown(obj, name, pathText(w.steps))
+      w.steps.pop()
+    }
   }
 }
 
 /** Paths of every unknown field, in document order (`spec.foo`, `spec.containers[0].bar`). */
 export function findUnknownFields (def: ResourceDefinition, obj: unknown): string[] {
   const found: string[] = []
-  walk(createResolver(def.definitions), obj, def.schema, '', true, (_c, _n, path) => { found.push(path) })
+  walk({ r: resolverFor(def), steps: [], onUnknown: (_c, _n, path) => { found.push(path) } }, obj, def.schema, true)
   return found
 }
 
 /** Removes every unknown field in place; returns their paths. */
 export function pruneUnknownFields (def: ResourceDefinition, obj: unknown): string[] {
   const pruned: string[] = []
-  walk(createResolver(def.definitions), obj, def.schema, '', true, (container, name, path) => {
-    delete container[name]
-    pruned.push(path)
-  })
+  walk({
+    r: resolverFor(def),
+    steps: [],
+    onUnknown: (container, name, path) => {
+      delete container[name]
+      pruned.push(path)
+    }
+  }, obj, def.schema, true)
   return pruned
 }

@@ -3,14 +3,14 @@
 // Built-in kinds decode as Go structs do: a JSON null anywhere means "absent". Custom kinds follow the
 // CRD validator (kube-openapi): null is a type error unless the node is nullable. CEL rules
 // (x-orch-validations) are not evaluated here; the sandbox does that.
-import { createResolver, type SchemaResolver } from './resolve.js'
+import { createResolver, resolverFor, type SchemaResolver } from './resolve.js'
 import * as fe from './field-errors.js'
 import type { FieldError, ResourceDefinition, StructuralSchema } from './types.js'
 
 interface Ctx { r: SchemaResolver; nullIsAbsent: boolean; errors: FieldError[] }
 
 export function validateObject (def: ResourceDefinition, obj: unknown): FieldError[] {
-  const ctx: Ctx = { r: createResolver(def.definitions), nullIsAbsent: def.custom === undefined, errors: [] }
+  const ctx: Ctx = { r: resolverFor(def), nullIsAbsent: def.custom === undefined, errors: [] }
   validateNode(ctx, obj, def.schema, '')
   return ctx.errors
 }
@@ -126,6 +126,7 @@ function patternMatches (pattern: string, value: string): boolean {
 }
 
 function checkNumber (ctx: Ctx, value: number, s: StructuralSchema, path: string): void {
+  if (s.maximum === undefined && s.minimum === undefined && s.multipleOf === undefined) return
   const p = inBody(path)
   if (s.maximum !== undefined) {
     if (s.exclusiveMaximum === true ? value >= s.maximum : value > s.maximum) {
@@ -203,6 +204,7 @@ function checkObject (ctx: Ctx, value: Record<string, unknown>, s: StructuralSch
 }
 
 function runCombinators (ctx: Ctx, value: unknown, s: StructuralSchema, path: string): void {
+  if (s.allOf === undefined && s.anyOf === undefined && s.oneOf === undefined && s.not === undefined) return
   const passes = (sub: StructuralSchema): boolean => {
     const inner: Ctx = { ...ctx, errors: [] }
     validateNode(inner, value, sub, path)

@@ -8,10 +8,11 @@ import { fieldElement, printPath, stableJson } from './field-path.js'
 import { FieldSet } from './field-set.js'
 import {
   capUpdateManagers, decodeManagedFields, encodeManagedFields, isResetRequest, managerId, printManager,
-  ManagedFieldsError, type DecodedManagedFields
+  ManagedFieldsError, type DecodedManagedFields, type ManagedFieldsEntry
 } from './managed-fields.js'
 import type { MergeType } from './merge-type.js'
 import { compare, toFieldSet } from './typed-sets.js'
+import { createdFieldsV1, type CreatedFieldsFilter } from './created-fields.js'
 import { ApplyConflicts, Updater, type Conflict } from './updater.js'
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
@@ -40,12 +41,15 @@ export type Obj = Record<string, unknown>
 export class FieldManager {
   private readonly mainUpdater: Updater
   private readonly statusUpdater: Updater
+  /** What the main resource's writes may not own, for the walk that records a create. */
+  private readonly createdFilter: CreatedFieldsFilter
 
   constructor (private readonly o: FieldManagerOptions) {
     // What a write may own: never system metadata, and with a status subresource, status only through /status.
     const top = o.statusSubresource ? [...STRIPPED_TOP, 'f:status'] : STRIPPED_TOP
     this.mainUpdater = new Updater(o.type, s => s.dropShallow(top, STRIPPED_META))
     this.statusUpdater = new Updater(o.type, o.statusSubresource ? onlyStatus : s => s.dropShallow(STRIPPED_TOP, STRIPPED_META))
+    this.createdFilter = { top: new Set(top), metadata: new Set(STRIPPED_META.members) }
   }
 
   /**
@@ -54,6 +58,8 @@ export class FieldManager {
    */
   update (live: Obj | undefined, next: Obj, manager: string, subresource = ''): void {
     const sent = metadata(next).managedFields
+    if (live === undefined && subresource === '' && (sent === undefined || (Array.isArray(sent) && sent.length === 0)) &&
+      this.recordCreate(next, manager)) return
     let decoded: DecodedManagedFields
     if (subresource === '' && isResetRequest(sent)) decoded = { managers: new Map(), times: new Map() }
     else if (subresource === '' && Array.isArray(sent) && sent.length > 0) decoded = this.decodeOr(sent, live, live !== undefined && sent === metadata(live).managedFields)
@@ -72,6 +78,26 @@ export class FieldManager {
       }
     }
     this.store(next, { managers, times: decoded.times })
+  }
+
+  /** A create without managed fields of its own: one Update entry owning all it sets. False when the walk does not apply. */
+  private recordCreate (next: Obj, manager: string): boolean {
+    const tree = createdFieldsV1(bare(next) as JsonObject, this.o.type, this.createdFilter)
+    if (tree === undefined) return false
+    const meta = metadata(next)
+    if (Object.keys(tree).length === 0) {
+      delete meta.managedFields
+      return true
+    }
+    const entry: ManagedFieldsEntry = {}
+    if (manager !== '') entry.manager = manager
+    entry.operation = 'Update'
+    entry.apiVersion = this.o.apiVersion
+    entry.time = this.timestamp()
+    entry.fieldsType = 'FieldsV1'
+    entry.fieldsV1 = tree
+    meta.managedFields = [entry]
+    return true
   }
 
   /**

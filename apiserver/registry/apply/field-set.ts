@@ -158,16 +158,19 @@ export class FieldSet {
 
   /** The FieldsV1 tree: `{}` for a member, children nested, `".": {}` when a member also has children. */
   toFieldsV1 (): Record<string, unknown> {
-    const out: Record<string, unknown> = {}
+    return this.writeFieldsV1({})
+  }
+
+  /** Writes this set's FieldsV1 members into `out` (after whatever it holds) and returns it. */
+  private writeFieldsV1 (out: Record<string, unknown>): Record<string, unknown> {
     for (const pe of sortedElements(this)) {
-      const c = this.children.get(pe)
-      const isMember = this.members.has(pe)
+      const c = this.ownChildren?.get(pe)
+      const isMember = this.ownMembers?.has(pe) === true
       if (c === undefined || c.empty()) {
         if (isMember) out[pe] = {}
         continue
       }
-      const nested = c.toFieldsV1()
-      out[pe] = isMember ? { '.': {}, ...nested } : nested
+      out[pe] = c.writeFieldsV1(isMember ? { '.': {} } : {})
     }
     return out
   }
@@ -193,7 +196,8 @@ export class FieldSet {
     return out
   }
 
-  private child (pe: PathElement): FieldSet {
+  /** The sub-set below `pe`, made (empty) when there is none yet. */
+  child (pe: PathElement): FieldSet {
     let c = this.ownChildren?.get(pe)
     if (c === undefined) {
       c = new FieldSet()
@@ -224,5 +228,5 @@ export class FieldsV1Error extends Error {
 function sortedElements (s: FieldSet): PathElement[] {
   const out = [...s.members]
   for (const k of s.children.keys()) if (!s.members.has(k)) out.push(k)
-  return out.sort(compareElements)
+  return out.length > 1 ? out.sort(compareElements) : out
 }

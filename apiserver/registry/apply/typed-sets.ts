@@ -107,8 +107,41 @@ export function isSame (c: Comparison): boolean {
 /** The paths added, modified and removed from `lhs` to `rhs` (undefined = absent). */
 export function compare (lhs: Json | undefined, rhs: Json | undefined, type: MergeType): Comparison {
   const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() }
+  // From an empty object (every create): all of rhs is added; built node by node rather than path by path.
+  if (isObject(lhs) && isEmptyObject(lhs) && isObject(rhs)) {
+    const t = atomFor(type, rhs)
+    if (t.kind === 'map' && !t.atomic) {
+      for (const k in rhs) addAll(c.added, fieldElement(k), fieldTypeOf(t, k), rhs[k])
+      return c
+    }
+  }
   compareAt(type, lhs, rhs, [], c)
   return c
+}
+
+/**
+ * Adds to `node` (the set at some path) what compareAt finds added below it for a value absent on the left:
+ * `pe` itself, then, unless the value is a leaf, atomic or empty, each of its fields or items.
+ */
+function addAll (node: FieldSet, pe: PathElement, type: MergeType, v: Json): void {
+  node.addMember(pe)
+  const t = atomFor(type, v)
+  if (t.kind === 'scalar' || !fits(t, v) || isAtomic(t) || emptyish(v)) return
+  const below = node.child(pe)
+  if (t.kind === 'map') {
+    const m = v as JsonObject
+    for (const k in m) addAll(below, fieldElement(k), fieldTypeOf(t, k), m[k])
+    return
+  }
+  const items = v as Json[]
+  const pes = items.map((item, i) => itemElement(t, item, i))
+  const counts = new Map<PathElement, number>()
+  for (const p of pes) counts.set(p, (counts.get(p) ?? 0) + 1)
+  for (let i = 0; i < items.length; i++) {
+    // A key given twice is owned as one item, not descended into (as compareItems does).
+    if ((counts.get(pes[i]) ?? 0) > 1) below.addMember(pes[i])
+    else addAll(below, pes[i], t.element, items[i])
+  }
 }
 
 /** `path` is a shared stack, as in collect. */
@@ -189,5 +222,5 @@ export function isAtomic (t: MergeType): boolean {
 export function emptyish (v: Json | undefined): boolean {
   if (v === undefined || v === null) return true
   if (Array.isArray(v)) return v.length === 0
-  return typeof v === 'object' && Object.keys(v).length === 0
+  return typeof v === 'object' && isEmptyObject(v)
 }

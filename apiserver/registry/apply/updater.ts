@@ -42,8 +42,11 @@ export class Updater {
   update (live: Json, next: Json, version: string, given: Managers, manager: string): Managers {
     const managers = this.reconcile(given)
     const { managers: out, comparison } = this.takeOwnership(live, next, version, managers, manager, true)
-    const previous = out.get(manager)?.set ?? new FieldSet()
-    const set = this.filter(previous.difference(comparison.removed).union(comparison.modified).union(comparison.added))
+    const previous = out.get(manager)?.set
+    // A manager new to the object (every create) owns just what it changed: the comparison's sets are this call's own.
+    const set = this.filter(previous === undefined || previous.empty()
+      ? unionOf(comparison.added, comparison.modified)
+      : previous.difference(comparison.removed).union(comparison.modified).union(comparison.added))
     if (set.empty()) out.delete(manager)
     else out.set(manager, { set, apiVersion: version, applied: false })
     return out
@@ -91,7 +94,7 @@ export class Updater {
     const raw = compare(old, next, this.type)
     // Changes to fields the write may not own (reset by the strategy) neither conflict nor move ownership.
     const comparison = { added: this.filter(raw.added), modified: this.filter(raw.modified), removed: this.filter(raw.removed) }
-    const changed = comparison.modified.union(comparison.added)
+    const changed = unionOf(comparison.modified, comparison.added)
     const conflicts: Array<[string, FieldSet]> = []
     const out = new Map(managers)
     for (const [id, m] of managers) {
@@ -125,4 +128,11 @@ export class Updater {
     const dangling = mergedSet.difference(ensure(toFieldSet(ownedBack, this.type))).intersection(lastSet)
     return removeItems(merged, dangling, this.type) ?? {}
   }
+}
+
+/** `a` ∪ `b`, sharing one of them when the other is empty (callers only read the result, or own both). */
+function unionOf (a: FieldSet, b: FieldSet): FieldSet {
+  if (b.empty()) return a
+  if (a.empty()) return b
+  return a.union(b)
 }
