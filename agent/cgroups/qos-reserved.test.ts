@@ -6,7 +6,8 @@ import { join } from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { loadOrchletConfig } from '../config/load.js'
 import type { Pod } from '../pods/pod-types.js'
-import { CgroupError, createCgroupfsV2, type CgroupDriver } from './driver.js'
+import { CgroupError, createCgroupfsV1, createCgroupfsV2, isCgroupV2, type CgroupDriver } from './driver.js'
+import { createPodCgroups } from './pod-cgroups.js'
 import { setUpNodeCgroups } from './node-cgroups.js'
 import { qosMemoryRequests, qosReservedMemoryLimits } from './qos-reserved.js'
 
@@ -104,4 +105,23 @@ t.test('a tier already above its new limit is held at its usage where the kernel
   t.equal(readFileSync(join(root, 'kubepods', 'burstable', 'memory.max'), 'utf8'), String(6 * Gi))
   t.equal(readFileSync(join(root, 'kubepods', 'besteffort', 'memory.max'), 'utf8'), String(7 * Gi), 'held at its 7Gi usage instead of 6Gi')
   t.match(warnings, [/holding it at its usage/])
+})
+
+const V1 = '/sys/fs/cgroup'
+const v1Writable = existsSync(join(V1, 'memory', 'memory.limit_in_bytes')) && !isCgroupV2(V1) && process.getuid?.() === 0
+
+t.test('on this machine\'s cgroup v1 the kernel holds the tiers\' reserved limits', { skip: v1Writable ? false : 'no writable cgroup v1 here' }, async t => {
+  const top = `orch-test-${randomUUID().slice(0, 8)}`
+  const driver = createCgroupfsV1(V1)
+  const active = [guaranteed('2Gi'), burstable('1Gi')]
+  const cg = createPodCgroups({ driver, root: [top], cpuCfsQuota: true, cpuCfsQuotaPeriodUs: 100_000, podPidsLimit: 0, qosReserved: { memoryPercent: 50, allocatableMemoryBytes: 8 * Gi }, activePods: () => active, logger: quiet })
+  t.teardown(() => { for (const d of [['kubepods', 'burstable'], ['kubepods', 'besteffort'], ['kubepods'], []]) driver.remove([top, ...d]) })
+  cg.setUp()
+  const limit = (tierName: string): string => readFileSync(join(V1, 'memory', top, 'kubepods', tierName, 'memory.limit_in_bytes'), 'utf8').trim()
+  t.equal(limit('burstable'), String(7 * Gi))
+  t.equal(limit('besteffort'), String(6.5 * Gi))
+  active.splice(0, 2)
+  cg.updateTiers()
+  t.equal(limit('burstable'), String(8 * Gi), 'the pods gone, the periodic update gives the tiers allocatable again')
+  t.equal(limit('besteffort'), String(8 * Gi))
 })
