@@ -108,6 +108,9 @@ t.test('localStorageCapacityIsolation is on unless the file turns it off', async
   t.equal((await load([])).localStorageCapacityIsolation, true)
   const file = await fileWith('lsci.yaml', 'localStorageCapacityIsolation: false\n')
   t.equal((await load(['--config', file])).localStorageCapacityIsolation, false)
+  const z = configzOf(await load(['--config', file])).orchletconfig
+  t.equal(z.localStorageCapacityIsolation, false, '/configz shows it')
+  t.equal(z.imageMaximumGCAge, '0s')
   const bad = await fileWith('lsci-bad.yaml', 'localStorageCapacityIsolation: "no"\n')
   t.match(await errorOf(['--config', bad]), /field localStorageCapacityIsolation: expected true or false, got string "no"$/)
 })

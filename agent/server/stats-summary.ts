@@ -79,10 +79,11 @@ export function createStatsSummary (d: StatsSummaryDeps): StatsSummaryProvider {
       const c: Record<string, unknown> = { name: cs.name }
       // A stopped container has no CPU or memory, but its logs (and writable layer) still take disk.
       const s = cs.state.running === undefined && d.storage === undefined ? undefined : await runtime.runtime.containerStats(id).catch(() => undefined)
-      const live = cs.state.running !== undefined && s !== undefined
-      if (live && cs.state.running !== undefined) {
+      const running = cs.state.running
+      const live = running !== undefined && s !== undefined
+      if (running !== undefined && s !== undefined) {
         const time = rfc3339(Math.floor(s.timestamp / 1e6))
-        c.startTime = cs.state.running.startedAt
+        c.startTime = running.startedAt
         if (s.cpuUsageCoreNanoSeconds !== undefined) {
           const nanoCores = rate(`${pod.metadata.uid}/${id}`, s.timestamp, s.cpuUsageCoreNanoSeconds)
           c.cpu = { time, ...(nanoCores !== undefined ? { usageNanoCores: nanoCores } : {}), usageCoreNanoSeconds: s.cpuUsageCoreNanoSeconds } satisfies CpuStats
