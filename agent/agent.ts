@@ -200,7 +200,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   let activePods: () => Pod[] = () => []
   const podCgroups = cri === undefined ? undefined : setUpNodeCgroups({ config, capacity: facts, logger, activePods: () => activePods() })
   const pods = createPodManager({
-    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER),
+    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER, logger),
     admitPod: pod => eviction?.admit(pod) ?? { admit: true },
     nodeName,
     maxPods: config.maxPods,

@@ -71,13 +71,13 @@ export function setUpNodeCgroups (i: NodeCgroupsInput): PodCgroups | undefined {
 }
 
 /** The pod worker's view: CRI pods get their pod cgroup as the sandbox's cgroup parent; WebAssembly pods run in this process. */
-export function cgroupsForWorkers (pods: PodCgroups | undefined, inProcessHandler: string): { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void } | undefined {
+export function cgroupsForWorkers (pods: PodCgroups | undefined, inProcessHandler: string, logger?: { warn(o: object, m?: string): void }): { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void } | undefined {
   if (pods === undefined) return undefined
   return {
     parentFor: (pod, handler) => {
       if (handler !== inProcessHandler) return pods.ensurePod(pod)
-      // A pod of this process has no cgroup, but its requests count for --qos-reserved.
-      pods.updateTiers()
+      // A pod of this process has no cgroup, but its requests count for --qos-reserved; failing to say so stops no pod.
+      try { pods.updateTiers() } catch (err) { logger?.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'updating the QoS cgroups failed') }
       return undefined
     },
     release: pod => pods.removePod(pod)
