@@ -196,9 +196,11 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   // The eviction manager is made once the pod manager exists; until then every pod is admitted.
   let eviction: EvictionManager | undefined
   // agent/cgroups/: the QoS hierarchy; containerd pods get their pod cgroup as the sandbox's cgroup parent.
-  const podCgroups = cri === undefined ? undefined : setUpNodeCgroups({ config, capacity: facts, logger })
+  // --qos-reserved counts the active pods, known once the pod manager exists (none before).
+  let activePods: () => Pod[] = () => []
+  const podCgroups = cri === undefined ? undefined : setUpNodeCgroups({ config, capacity: facts, logger, activePods: () => activePods() })
   const pods = createPodManager({
-    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER),
+    cgroups: cgroupsForWorkers(podCgroups, WASM_HANDLER, logger),
     admitPod: pod => eviction?.admit(pod) ?? { admit: true },
     nodeName,
     maxPods: config.maxPods,
@@ -228,6 +230,12 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     ]
   })
 
+  activePods = () => pods.active()
+  // The kubelet's periodic QoS cgroup update (every minute), besides the updates as pods come and go.
+  const qosTimer = podCgroups !== undefined && !config.runOnce
+    ? setInterval(() => { try { podCgroups.updateTiers() } catch (err) { logger.warn({ err: (err as Error).message }, 'updating the QoS cgroups failed') } }, 60_000)
+    : undefined
+  qosTimer?.unref()
   const sources: PodSourceRunner[] = []
   if (config.staticPodPath) sources.push(createFileSource({ path: config.staticPodPath, nodeName, checkFrequencyMs: config.fileCheckFrequency, sink: pods.sink, logger }))
   if (config.staticPodURL) sources.push(createUrlSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName, checkFrequencyMs: config.httpCheckFrequency, sink: pods.sink, logger }))
@@ -371,6 +379,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     async stop (opts = {}) {
       certificates?.stop()
       eviction?.stop()
+      if (qosTimer !== undefined) clearInterval(qosTimer)
       gc.stop()
       for (const s of sources) s.stop()
       imports.stop()

@@ -31,6 +31,8 @@ export interface CgroupDriver {
   remove(name: readonly string[]): void
   /** What is set now (for tests and stats). */
   read(name: readonly string[]): CgroupResources
+  /** The memory the cgroup uses now (v1 memory.usage_in_bytes, v2 memory.current); undefined when unreadable. */
+  memoryUsage(name: readonly string[]): number | undefined
 }
 
 const V1_CONTROLLERS = ['memory', 'cpu', 'pids'] as const
@@ -75,6 +77,7 @@ export function createCgroupfsV1 (root = '/sys/fs/cgroup'): CgroupDriver {
     },
     update: apply,
     remove (name) { for (const c of V1_CONTROLLERS) rmdirQuiet(dir(c, name)) },
+    memoryUsage: name => readNumber(join(dir('memory', name), 'memory.usage_in_bytes')),
     read: name => ({
       cpuShares: readNumber(join(dir('cpu', name), 'cpu.shares')),
       cpuQuotaUs: readNumber(join(dir('cpu', name), 'cpu.cfs_quota_us')),
@@ -129,6 +132,7 @@ export function createCgroupfsV2 (root = '/sys/fs/cgroup'): CgroupDriver {
     },
     update: apply,
     remove (name) { rmdirQuiet(dir(name)) },
+    memoryUsage: name => readNumber(join(dir(name), 'memory.current')),
     read (name) {
       const d = dir(name)
       const cpuMax = (() => { try { return readFileSync(join(d, 'cpu.max'), 'utf8').trim().split(/\s+/) } catch { return [] } })()
@@ -172,7 +176,8 @@ export function createSystemdDriver (runDir = '/run/systemd/system', root = '/sy
     ensure: (name, r) => fs.ensure(path(name), r),
     update: (name, r) => fs.update(path(name), r),
     remove: name => fs.remove(path(name)),
-    read: name => fs.read(path(name))
+    read: name => fs.read(path(name)),
+    memoryUsage: name => fs.memoryUsage(path(name))
   }
 }
 

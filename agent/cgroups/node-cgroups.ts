@@ -12,6 +12,8 @@ export interface NodeCgroupsInput {
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
   /** Replaces the driver --cgroup-driver names (tests use a tree of their own). */
   driver?: CgroupDriver
+  /** The pods --qos-reserved counts (the pod manager's active pods). */
+  activePods?(): Pod[]
 }
 
 function parts (path: string): string[] {
@@ -48,6 +50,12 @@ export function setUpNodeCgroups (i: NodeCgroupsInput): PodCgroups | undefined {
     cpuCfsQuota: c.cpuCFSQuota,
     cpuCfsQuotaPeriodUs: Math.round(c.cpuCFSQuotaPeriod * 1000),
     podPidsLimit: c.podPidsLimit,
+    // --qos-reserved (validation accepts it only with the QOSReserved gate and --cgroups-per-qos): against node
+    // allocatable as the kubelet's GetNodeAllocatableAbsolute, capacity less the orch and system reservations.
+    ...(c.qosReserved.memory !== undefined && c.featureGates.enabled('QOSReserved')
+      ? { qosReserved: { memoryPercent: c.qosReserved.memory, allocatableMemoryBytes: i.capacity.memoryBytes - reserved('memory') } }
+      : {}),
+    ...(i.activePods !== undefined ? { activePods: i.activePods } : {}),
     logger: i.logger
   })
   try {
@@ -63,10 +71,15 @@ export function setUpNodeCgroups (i: NodeCgroupsInput): PodCgroups | undefined {
 }
 
 /** The pod worker's view: CRI pods get their pod cgroup as the sandbox's cgroup parent; WebAssembly pods run in this process. */
-export function cgroupsForWorkers (pods: PodCgroups | undefined, inProcessHandler: string): { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void } | undefined {
+export function cgroupsForWorkers (pods: PodCgroups | undefined, inProcessHandler: string, logger?: { warn(o: object, m?: string): void }): { parentFor(pod: Pod, handler: string): string | undefined, release(pod: Pod): void } | undefined {
   if (pods === undefined) return undefined
   return {
-    parentFor: (pod, handler) => handler === inProcessHandler ? undefined : pods.ensurePod(pod),
+    parentFor: (pod, handler) => {
+      if (handler !== inProcessHandler) return pods.ensurePod(pod)
+      // A pod of this process has no cgroup, but its requests count for --qos-reserved; failing to say so stops no pod.
+      try { pods.updateTiers() } catch (err) { logger?.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'updating the QoS cgroups failed') }
+      return undefined
+    },
     release: pod => pods.removePod(pod)
   }
 }

@@ -1,8 +1,9 @@
 // The QoS and pod cgroup hierarchy (--cgroups-per-qos under --cgroup-root), pod limits, tier values, node allocatable enforcement.
 
-import { parseQuantity } from '../config/quantity.js'
 import { qosClass } from '../pods/pod-status.js'
-import type { Container, Pod } from '../pods/pod-types.js'
+import type { Pod } from '../pods/pod-types.js'
+import { podTotal } from './pod-totals.js'
+import { qosMemoryRequests, qosReservedMemoryLimits } from './qos-reserved.js'
 import type { CgroupDriver, CgroupResources } from './driver.js'
 
 /** The kubelet's constants (pkg/kubelet/cm/helpers_linux.go). */
@@ -18,20 +19,6 @@ export function milliCpuToShares (milli: number): number {
 export function milliCpuToQuota (milli: number, periodUs: number): number {
   if (milli === 0) return 0
   return Math.max(MIN_QUOTA_PERIOD_US, Math.floor(milli * periodUs / 1000))
-}
-
-function amount (c: Container, kind: 'requests' | 'limits', resource: string): number | undefined {
-  const v = kind === 'requests' ? (c.resources?.requests?.[resource] ?? c.resources?.limits?.[resource]) : c.resources?.limits?.[resource]
-  return v === undefined ? undefined : parseQuantity(v)
-}
-
-/** Sum over containers, or the largest init container's, whichever is larger; undefined if any container lacks it. */
-function podTotal (pod: Pod, kind: 'requests' | 'limits', resource: string): { value: number, all: boolean } {
-  const main = pod.spec.containers.map(c => amount(c, kind, resource))
-  const init = (pod.spec.initContainers ?? []).map(c => amount(c, kind, resource))
-  const sum = main.reduce<number>((a, v) => a + (v ?? 0), 0)
-  const value = Math.max(sum, ...init.map(v => v ?? 0))
-  return { value, all: [...main, ...init].every(v => v !== undefined) }
 }
 
 export interface PodCgroupOptions {
@@ -63,6 +50,13 @@ export interface PodCgroupsDeps extends PodCgroupOptions {
   root: string[]
   /** Node allocatable for the pods cgroup when --enforce-node-allocatable has pods (cpu millicores, memory bytes, pids). */
   enforce?: { cpuMillis?: number, memoryBytes?: number, pids?: number }
+  /**
+   * --qos-reserved memory (QOSReserved gate): the percent of higher QoS pods' memory requests kept from the lower
+   * tiers, against node allocatable memory (capacity less reservations). Absent: the tiers have no memory limit.
+   */
+  qosReserved?: { memoryPercent: number, allocatableMemoryBytes: number }
+  /** The pods whose requests the reservation counts (the kubelet's active pods); absent: the pods with a cgroup here. */
+  activePods?(): Pod[]
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
 }
 
@@ -75,6 +69,8 @@ export interface PodCgroups {
   ensurePod(pod: Pod): string
   /** Removes the pod's cgroup and updates the tiers. */
   removePod(pod: Pod): void
+  /** Sets the tiers' values from the pods now (the kubelet's UpdateQOSCgroups; also run periodically). */
+  updateTiers(): void
 }
 
 export function createPodCgroups (d: PodCgroupsDeps): PodCgroups {
@@ -88,6 +84,27 @@ export function createPodCgroups (d: PodCgroupsDeps): PodCgroups {
     for (const p of known.values()) if (qosClass(p) === 'Burstable') burstableMilli += Math.round(podTotal(p, 'requests', 'cpu').value * 1000)
     d.driver.update(tier('Burstable'), { cpuShares: milliCpuToShares(burstableMilli) })
     d.driver.update(tier('BestEffort'), { cpuShares: MIN_SHARES })
+    if (d.qosReserved !== undefined) reserveMemory(d.qosReserved.memoryPercent, d.qosReserved.allocatableMemoryBytes)
+  }
+
+  /**
+   * The burstable and besteffort tiers' memory limits (setMemoryReserve). Where the kernel refuses a limit below what
+   * the tier already uses (cgroup v1), the tier is held at its usage so it cannot grow (retrySetMemoryReserve).
+   */
+  function reserveMemory (percent: number, allocatable: number): void {
+    if (allocatable <= 0) return
+    const pods = d.activePods?.() ?? [...known.values()]
+    const limits = qosReservedMemoryLimits(qosMemoryRequests(pods), allocatable, percent)
+    for (const [qos, limit] of [['Burstable', limits.burstable], ['BestEffort', limits.bestEffort]] as const) {
+      try {
+        d.driver.update(tier(qos), { memoryLimitBytes: limit })
+      } catch (err) {
+        const usage = d.driver.memoryUsage(tier(qos))
+        if (usage === undefined || usage <= limit) throw err
+        d.logger.warn({ qos, limit, usage }, 'QoS tier already uses more memory than --qos-reserved leaves it; holding it at its usage')
+        d.driver.update(tier(qos), { memoryLimitBytes: usage })
+      }
+    }
   }
 
   return {
@@ -117,6 +134,7 @@ export function createPodCgroups (d: PodCgroupsDeps): PodCgroups {
         d.logger.warn({ pod: pod.metadata.name, err: (err as Error).message }, 'removing the pod cgroup failed')
       }
       updateTiers()
-    }
+    },
+    updateTiers
   }
 }

@@ -92,6 +92,29 @@ t.test('the feature gates are required, and a gate turned off by flag is reporte
   t.equal((await load(['--config', file])).shutdownGracePeriod, 30_000, 'both gates are on by default (beta)')
 })
 
+t.test('imageMaximumGCAge: off by default, gated, not negative, above imageMinimumGCAge (the kubelet\'s rules)', async t => {
+  t.equal((await load([])).imageMaximumGCAge, 0)
+  const file = await fileWith('maxage.yaml', 'imageMaximumGCAge: 1h\n')
+  t.equal(await errorOf(['--config', file]), `invalid config file ${file}: field imageMaximumGCAge: 1h0m0s: needs feature gate ImageMaximumGCAge`)
+  t.equal((await load(['--config', file, '--feature-gates', 'ImageMaximumGCAge=true'])).imageMaximumGCAge, 3_600_000)
+  const gated = await fileWith('maxage-gated.yaml', 'featureGates: {ImageMaximumGCAge: true}\nimageMaximumGCAge: 2m\n')
+  t.equal(await errorOf(['--config', gated]), `invalid config file ${gated}: field imageMaximumGCAge: 2m0s: must be greater than --minimum-image-ttl-duration (2m0s)`)
+  t.equal((await load(['--config', gated, '--minimum-image-ttl-duration', '1m'])).imageMaximumGCAge, 120_000)
+  const negative = await fileWith('maxage-neg.yaml', 'featureGates: {ImageMaximumGCAge: true}\nimageMaximumGCAge: -1m\n')
+  t.match(await errorOf(['--config', negative]), /field imageMaximumGCAge: -1m0s: must not be negative$/)
+})
+
+t.test('localStorageCapacityIsolation is on unless the file turns it off', async t => {
+  t.equal((await load([])).localStorageCapacityIsolation, true)
+  const file = await fileWith('lsci.yaml', 'localStorageCapacityIsolation: false\n')
+  t.equal((await load(['--config', file])).localStorageCapacityIsolation, false)
+  const z = configzOf(await load(['--config', file])).orchletconfig
+  t.equal(z.localStorageCapacityIsolation, false, '/configz shows it')
+  t.equal(z.imageMaximumGCAge, '0s')
+  const bad = await fileWith('lsci-bad.yaml', 'localStorageCapacityIsolation: "no"\n')
+  t.match(await errorOf(['--config', bad]), /field localStorageCapacityIsolation: expected true or false, got string "no"$/)
+})
+
 t.test('/configz and --help show the file-only fields', async t => {
   const file = await fileWith('shown.yaml', 'shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n')
   const z = configzOf(await load(['--config', file])).orchletconfig

@@ -22,7 +22,9 @@ export const FILE_FIELDS = [
   fileOnly('shutdownGracePeriod', k.duration, 'How long a node shutdown (SIGTERM) is delayed to stop pods: regular pods first, then critical pods; 0 turns graceful node shutdown off', { default: '0s' }),
   fileOnly('shutdownGracePeriodCriticalPods', k.duration, 'The part of shutdownGracePeriod kept for critical pods (priority 2000000000 and above), stopped after all others; at most shutdownGracePeriod', { default: '0s' }),
   fileOnly('tracing', k.tracingConfig, 'Tracing client: export spans of pod syncs and CRI calls over OTLP/gRPC to endpoint (default localhost:4317) at samplingRatePerMillion (unset: only when the parent is sampled); needs the OrchletTracing gate'),
-  fileOnly('shutdownGracePeriodByPodPriority', k.priorityGracePeriods, 'Instead of the two above: shutdown grace periods by pod priority ([{priority, shutdownGracePeriodSeconds}]); pods go from the lowest priority band up')
+  fileOnly('shutdownGracePeriodByPodPriority', k.priorityGracePeriods, 'Instead of the two above: shutdown grace periods by pod priority ([{priority, shutdownGracePeriodSeconds}]); pods go from the lowest priority band up'),
+  fileOnly('imageMaximumGCAge', k.duration, 'Images unused for longer than this are removed whatever the disk use; 0 turns it off; must be above imageMinimumGCAge; needs the ImageMaximumGCAge gate', { default: '0s' }),
+  fileOnly('localStorageCapacityIsolation', k.bool, 'Evict pods whose containers exceed their ephemeral-storage limit, whose emptyDir exceeds its sizeLimit, or whose total use exceeds the pod\'s limit', { default: true })
 ] as const
 
 type AnyField = typeof FILE_FIELDS[number]

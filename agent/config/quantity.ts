@@ -49,3 +49,41 @@ export function formatBytes (n: number): string {
   }
   return String(n)
 }
+
+/** How Kubernetes keeps a quantity's suffix family (resource.Format): binary (Ki..), decimal (k..) or exponent (e3). */
+export type QuantityFormat = 'BinarySI' | 'DecimalSI' | 'DecimalExponent'
+
+export function quantityFormat (text: string): QuantityFormat {
+  const m = QUANTITY.exec(text.trim())
+  const suffix = m?.[2] ?? ''
+  if (suffix in BINARY) return 'BinarySI'
+  if (suffix[0] === 'e' || suffix[0] === 'E') return 'DecimalExponent'
+  return 'DecimalSI'
+}
+
+const DECIMAL_SUFFIXES: Array<[number, string]> = [[18, 'E'], [15, 'P'], [12, 'T'], [9, 'G'], [6, 'M'], [3, 'k'], [0, '']]
+
+/**
+ * A quantity's canonical text (Quantity.String()) for a whole number in its format: binary values of 1024 and
+ * above take the largest binary suffix that divides them exactly (`1536Mi`); smaller ones, and decimal ones, the
+ * largest power of 1000 (`1500k`, `1M`); the exponent form writes that power as `e3`.
+ */
+export function formatQuantity (value: number, format: QuantityFormat): string {
+  if (!Number.isInteger(value)) return String(value)
+  if (format === 'BinarySI' && Math.abs(value) >= 1024) {
+    for (const [suffix, factor] of Object.entries(BINARY).reverse()) if (value % factor === 0) return `${value / factor}${suffix}`
+    return String(value)
+  }
+  if (value === 0) return '0'
+  for (const [exp, suffix] of DECIMAL_SUFFIXES) {
+    if (value % 10 ** exp !== 0) continue
+    if (format === 'DecimalExponent') return exp === 0 ? String(value) : `${value / 10 ** exp}e${exp}`
+    return `${value / 10 ** exp}${suffix}`
+  }
+  return String(value)
+}
+
+/** The canonical text of a quantity as written (`1024Ki` -> `1Mi`, `1000k` -> `1M`). */
+export function canonicalQuantity (text: string): string {
+  return formatQuantity(Math.ceil(parseQuantity(text)), quantityFormat(text))
+}

@@ -54,6 +54,7 @@ const BAD: Array<[string[], string]> = [
   [['--cpu-cfs-quota-period', '2s', '--feature-gates', 'CustomCPUCFSQuotaPeriod=true'], 'invalid value for --cpu-cfs-quota-period (2s): must be between 1ms and 1s'],
   [['--logging-format', 'json', '--feature-gates', 'LoggingBetaOptions=false'], 'invalid value for --logging-format (json): needs feature gate LoggingBetaOptions'],
   [['--qos-reserved', 'memory=50%'], 'invalid value for --qos-reserved (memory=50%): needs feature gate QOSReserved'],
+  [['--qos-reserved', 'memory=50%', '--feature-gates', 'QOSReserved=true', '--cgroups-per-qos=false', '--enforce-node-allocatable', 'none'], 'invalid value for --qos-reserved (memory=50%): needs --cgroups-per-qos (false) to be true'],
   [['--log-json-info-buffer-size', '1K'], 'invalid value for --log-json-info-buffer-size (1000): needs feature gate LoggingAlphaOptions'],
   [['--log-json-split-stream'], 'invalid value for --log-json-split-stream (true): needs feature gate LoggingAlphaOptions'],
   [['--rotate-server-certificates', '--feature-gates', 'RotateOrchletServerCertificate=false'], 'invalid value for --rotate-server-certificates (true): needs feature gate RotateOrchletServerCertificate'],

@@ -48,6 +48,10 @@ function checkImageGc (c: OrchletConfig): void {
   if (c.imageGCLowThresholdPercent > c.imageGCHighThresholdPercent) {
     fail(c, 'imageGCLowThresholdPercent', `must not be above ${ref(c, 'imageGCHighThresholdPercent')}`)
   }
+  // The kubelet's imageMaximumGCAge rules: gated, not negative, and above the minimum age when set.
+  needsGate(c, 'imageMaximumGCAge', 'ImageMaximumGCAge', c.imageMaximumGCAge !== 0)
+  if (c.imageMaximumGCAge < 0) fail(c, 'imageMaximumGCAge', 'must not be negative')
+  if (c.imageMaximumGCAge > 0 && c.imageMaximumGCAge <= c.imageMinimumGCAge) fail(c, 'imageMaximumGCAge', `must be greater than ${ref(c, 'imageMinimumGCAge')}`)
 }
 
 function checkAllocatable (c: OrchletConfig): void {
@@ -93,6 +97,7 @@ function checkPeriods (c: OrchletConfig): void {
 function checkGated (c: OrchletConfig): void {
   needsGate(c, 'loggingFormat', 'LoggingBetaOptions', c.loggingFormat === 'json')
   needsGate(c, 'qosReserved', 'QOSReserved', Object.keys(c.qosReserved).length > 0)
+  if (Object.keys(c.qosReserved).length > 0 && !c.cgroupsPerQOS) fail(c, 'qosReserved', `needs ${ref(c, 'cgroupsPerQOS')} to be true`)
   needsGate(c, 'logJsonInfoBufferSize', 'LoggingAlphaOptions', c.logJsonInfoBufferSize > 0)
   needsGate(c, 'logJsonSplitStream', 'LoggingAlphaOptions', c.logJsonSplitStream)
   needsGate(c, 'serverTLSBootstrap', 'RotateOrchletServerCertificate', c.serverTLSBootstrap)

@@ -7,6 +7,7 @@ import {
   byEvictionPriority, conditionsLastObservedAt, conditionsOf, conditionsObservedSince, firstObservedAt, isHard, mergeThresholds, metGracePeriod,
   quantityOf, SIGNAL_RESOURCE, thresholdsMet, type Observations, type PressureCondition, type Threshold
 } from './thresholds.js'
+import { hasLocalStorageLimits, localStorageViolation } from './local-storage.js'
 import { isCriticalPod, rankDiskPressure, rankMemoryPressure, rankPidPressure, type PodUsage, type RankFn } from './ranking.js'
 
 /** The kubelet's eviction reason and message formats (pkg/kubelet/eviction/helpers.go). */
@@ -17,8 +18,14 @@ const CONTAINER_FMT = (name: string, usage: string, request: string, resource: s
 /** A hard threshold's pods get this grace period (immediateEvictionGracePeriodSeconds). */
 export const IMMEDIATE_EVICTION_GRACE_SECONDS = 1
 
-/** Per pod: usage, and per container its memory working set (for the message naming the offending containers). */
-export interface PodStats extends PodUsage { containers: Array<{ name: string, memoryBytes?: number, ephemeralStorageBytes?: number }> }
+/**
+ * Per pod: usage, and per container its memory working set and local storage (for the message naming the offending
+ * containers, and the local storage limits), and the pod's volumes' usage.
+ */
+export interface PodStats extends PodUsage {
+  containers: Array<{ name: string, memoryBytes?: number, ephemeralStorageBytes?: number, logsBytes?: number, rootfsBytes?: number }>
+  volumes?: Array<{ name: string, usedBytes: number }>
+}
 
 export interface EvictionRequest {
   pod: Pod
@@ -28,6 +35,8 @@ export interface EvictionRequest {
   signal: string
   /** The event's annotations: offending_containers, offending_containers_usage, starved_resource. */
   annotations: Record<string, string>
+  /** Whether the pod gets a DisruptionTarget condition (the kubelet sets none for local storage limit evictions). */
+  disruptionCondition: boolean
 }
 
 export interface EvictionManagerDeps {
@@ -48,6 +57,11 @@ export interface EvictionManagerDeps {
   /** Node-level reclaim for disk signals, tried before any pod is evicted (image GC, dead-container GC). */
   reclaimImages?(): Promise<void>
   reclaimContainers?(): Promise<void>
+  /**
+   * localStorageCapacityIsolation: every round, pods past their ephemeral-storage or emptyDir limits are evicted
+   * first (and the round ends there). `dedicatedImageFs`: writable layers are on the image filesystem, not counted.
+   */
+  localStorage?: { dedicatedImageFs(): boolean }
   /** Called when the set of pressure conditions changes (the node status is posted at once). */
   onConditionsChanged?(conditions: PressureCondition[]): void
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
@@ -149,6 +163,11 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
     setConditions(conditionsObservedSince(lastObserved, d.pressureTransitionMs, at))
     now = metGracePeriod(observedAt, at)
     met = now
+    // Pods past their local storage limits go first, whatever the node's signals; nothing else is reclaimed this round.
+    if (d.localStorage !== undefined) {
+      const evicted = await localStorageEvictions(d.localStorage.dedicatedImageFs())
+      if (evicted.length > 0) return evicted
+    }
     if (now.length === 0) return []
     const target = byEvictionPriority(now)[0]!
     d.logger.warn({ signal: target.signal, available: obs[target.signal]?.available }, 'eviction manager: attempting to reclaim')
@@ -159,10 +178,30 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
     for (const pod of ranked) {
       if (isCriticalPod(pod)) continue
       const { message: text, annotations } = message(target, obs, pod, stats.get(pod.metadata.uid))
-      if (await d.evictPod({ pod, gracePeriodSeconds: gracePeriod(target, pod), message: text, signal: target.signal, annotations })) return [pod]
+      if (await d.evictPod({ pod, gracePeriodSeconds: gracePeriod(target, pod), message: text, signal: target.signal, annotations, disruptionCondition: true })) return [pod]
     }
     d.logger.warn({ signal: target.signal }, 'eviction manager: unable to evict any pods from the node')
     return []
+  }
+
+  /** localStorageEviction: every active pod past a limit is evicted at once (grace period 0); critical pods never. */
+  async function localStorageEvictions (dedicatedImageFs: boolean): Promise<Pod[]> {
+    const limited = d.activePods().filter(hasLocalStorageLimits)
+    if (limited.length === 0) return []
+    const stats = await d.podStats()
+    const evicted: Pod[] = []
+    for (const pod of limited) {
+      const usage = stats.get(pod.metadata.uid)
+      if (usage === undefined) continue
+      const violation = localStorageViolation(pod, usage, dedicatedImageFs)
+      if (violation === undefined) continue
+      if (isCriticalPod(pod)) {
+        d.logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'eviction manager: cannot evict a critical pod')
+        continue
+      }
+      if (await d.evictPod({ pod, gracePeriodSeconds: 0, message: violation.message, signal: violation.signal, annotations: {}, disruptionCondition: false })) evicted.push(pod)
+    }
+    return evicted
   }
 
   async function pollMemory (): Promise<void> {

@@ -1,5 +1,6 @@
 // Binds the eviction manager to the orchlet: its config, the node's real signals, the pods' stats and the pod manager's eviction.
 
+import { statSync } from 'node:fs'
 import type { OrchletConfig } from '../config/types.js'
 import type { EventRecorder } from '../events/recorder.js'
 import { podReference } from '../pods/pod-events.js'
@@ -19,7 +20,7 @@ export interface NodeEvictionDeps {
   statsSummary(): Promise<{ pods: Array<Record<string, unknown>> }>
   pods: {
     active(): Pod[]
-    evict(uid: string, gracePeriodSeconds: number, reason: string, message: string): Promise<boolean>
+    evict(uid: string, gracePeriodSeconds: number, reason: string, message: string, disruptionCondition?: boolean): Promise<boolean>
   }
   recorder: EventRecorder
   reclaimImages?(): Promise<void>
@@ -33,8 +34,12 @@ export interface NodeEvictionDeps {
 interface SummaryPod {
   podRef?: { uid?: string }
   memory?: { workingSetBytes?: number }
-  containers?: Array<{ name: string, memory?: { workingSetBytes?: number } }>
+  containers?: Array<{ name: string, memory?: { workingSetBytes?: number }, logs?: FsUsed, rootfs?: FsUsed }>
+  volume?: Array<{ name: string, usedBytes?: number }>
+  'ephemeral-storage'?: FsUsed
 }
+
+interface FsUsed { usedBytes?: number }
 
 /** Pod usage by uid from the Summary API's pods. */
 export function podStatsOf (pods: ReadonlyArray<Record<string, unknown>>): Map<string, PodStats> {
@@ -44,10 +49,25 @@ export function podStatsOf (pods: ReadonlyArray<Record<string, unknown>>): Map<s
     if (uid === undefined) continue
     out.set(uid, {
       memoryBytes: raw.memory?.workingSetBytes,
-      containers: (raw.containers ?? []).map(c => ({ name: c.name, memoryBytes: c.memory?.workingSetBytes }))
+      ephemeralStorageBytes: raw['ephemeral-storage']?.usedBytes,
+      containers: (raw.containers ?? []).map(c => ({
+        name: c.name,
+        memoryBytes: c.memory?.workingSetBytes,
+        logsBytes: c.logs?.usedBytes,
+        rootfsBytes: c.rootfs?.usedBytes,
+        // The disk pressure message's container usage: writable layer and logs together, when both are known.
+        ephemeralStorageBytes: c.logs?.usedBytes !== undefined && c.rootfs?.usedBytes !== undefined ? c.logs.usedBytes + c.rootfs.usedBytes : undefined
+      })),
+      volumes: (raw.volume ?? []).flatMap(v => v.usedBytes === undefined ? [] : [{ name: v.name, usedBytes: v.usedBytes }])
     })
   }
   return out
+}
+
+/** Whether images live on a filesystem of their own (another device than the root dir's): writable layers then do not count against a container's limit. */
+export function dedicatedImageFs (rootDir: string, imageDir: string | undefined): boolean {
+  if (imageDir === undefined) return false
+  try { return statSync(imageDir).dev !== statSync(rootDir).dev } catch { return false }
 }
 
 export function createNodeEviction (d: NodeEvictionDeps): EvictionManager {
@@ -77,10 +97,12 @@ export function createNodeEviction (d: NodeEvictionDeps): EvictionManager {
       const m = req.pod.metadata
       d.logger.warn({ pod: `${m.namespace}/${m.name}`, grace: req.gracePeriodSeconds }, `evicting pod: ${req.message}`)
       d.recorder.event(podReference(req.pod), 'Warning', EVICTED_REASON, req.message)
-      const evicted = await d.pods.evict(m.uid, req.gracePeriodSeconds, EVICTED_REASON, req.message)
+      const evicted = await d.pods.evict(m.uid, req.gracePeriodSeconds, EVICTED_REASON, req.message, req.disruptionCondition)
       if (evicted) d.onEvicted?.(req.signal)
       return evicted
     },
+    // localStorageCapacityIsolation (on by default): ephemeral-storage limits and emptyDir sizeLimits are enforced.
+    ...(c.localStorageCapacityIsolation ? { localStorage: { dedicatedImageFs: () => dedicatedImageFs(c.rootDir, d.imageDir) } } : {}),
     reclaimImages: d.reclaimImages,
     reclaimContainers: d.reclaimContainers,
     onConditionsChanged: d.onConditionsChanged,

@@ -19,6 +19,8 @@ export interface ImageGcDeps {
   /** The image filesystem's figures (statfs of where the runtime keeps images). */
   fsStats(): Promise<{ capacityBytes: number, availableBytes: number } | undefined> | { capacityBytes: number, availableBytes: number } | undefined
   now(): number
+  /** When collection began (the orchlet's start); absent: when this collector is made. */
+  beganAt?: number
   /** A failure the kubelet reports as an ImageGCFailed event on the node. */
   onFailure?(message: string): void
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
@@ -37,6 +39,8 @@ export interface ImageGc {
 
 export function createImageGc (d: ImageGcDeps): ImageGc {
   const records = new Map<string, Record>()
+  /** When collection began (the kubelet's beganGC): the maximum age counts from here at the earliest. */
+  const began = d.beganAt ?? d.now()
 
   async function detect (): Promise<Set<string>> {
     const now = d.now()
@@ -81,15 +85,25 @@ export function createImageGc (d: ImageGcDeps): ImageGc {
     return freed
   }
 
+  /**
+   * freeOldImages: every unused image not used for longer than the maximum age is removed, whatever the disk use.
+   * Nothing is removed before the maximum age has passed since collection began (the orchlet started): until then an
+   * image never seen in use is not known to be old. An image never seen in use counts as last used at time zero.
+   */
   async function removeOld (used: Set<string>, now: number): Promise<number> {
-    if (d.policy.maxAgeMs <= 0) return 0
+    if (d.policy.maxAgeMs <= 0 || now - began <= d.policy.maxAgeMs) return 0
     let freed = 0
     for (const [id, r] of [...records]) {
-      const idleSince = r.lastUsed === 0 ? r.firstDetected : r.lastUsed
-      if (used.has(id) || now - idleSince <= d.policy.maxAgeMs) continue
-      try { await d.runtime.images.removeImage({ image: id }) } catch { continue }
+      if (used.has(id) || now - r.lastUsed <= d.policy.maxAgeMs) continue
+      try {
+        await d.runtime.images.removeImage({ image: id })
+      } catch (err) {
+        d.logger.warn({ image: id, err: (err as Error).message }, 'image garbage collection: removing an image past the maximum age failed')
+        continue
+      }
       records.delete(id)
       freed += r.size
+      d.logger.info({ image: r.image.repoTags[0] ?? id, size: r.size, maxAgeMs: d.policy.maxAgeMs }, 'image garbage collection removed an image unused for longer than the maximum age')
     }
     return freed
   }

@@ -46,14 +46,16 @@ export function createNodeGc (d: NodeGcDeps): NodeGc {
     highPercent: c.imageGCHighThresholdPercent,
     lowPercent: c.imageGCLowThresholdPercent,
     minAgeMs: c.imageMinimumGCAge,
-    // ImageMaximumGCAge has no age setting in this config yet: the gate alone keeps it off.
-    maxAgeMs: 0
+    // imageMaximumGCAge is accepted only with the ImageMaximumGCAge gate (validation); 0 is off.
+    maxAgeMs: c.imageMaximumGCAge
   }
   const images = new Map<string, ImageGc>()
+  // The kubelet's beganGC: the maximum image age counts from the orchlet's start, not from a runtime's first collection.
+  const beganAt = d.now()
   const imageGcOf = (rt: ContainerRuntime): ImageGc => {
     let gc = images.get(rt.name)
     if (gc === undefined) {
-      gc = createImageGc({ runtime: rt, policy, fsStats: async () => await imageFsStats(rt), now: d.now, onFailure: m => d.onFailure('ImageGCFailed', m), logger: d.logger })
+      gc = createImageGc({ runtime: rt, policy, beganAt, fsStats: async () => await imageFsStats(rt), now: d.now, onFailure: m => d.onFailure('ImageGCFailed', m), logger: d.logger })
       images.set(rt.name, gc)
     }
     return gc

@@ -105,13 +105,16 @@ export function nodeShutdownStatus (last: PodStatus | undefined, nowRfc3339: str
   return evictedStatus(last, NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE, nowRfc3339)
 }
 
-/** A pod the orchlet stopped itself (node shutdown, eviction): Failed unless it had succeeded, with a DisruptionTarget condition. */
-export function evictedStatus (last: PodStatus | undefined, reason: string, message: string, nowRfc3339: string): PodStatus {
+/**
+ * A pod the orchlet stopped itself (node shutdown, eviction): Failed unless it had succeeded, with a DisruptionTarget
+ * condition unless `disruption` is false (the kubelet sets none for local storage limit evictions).
+ */
+export function evictedStatus (last: PodStatus | undefined, reason: string, message: string, nowRfc3339: string, disruption = true): PodStatus {
   const phase = last?.phase === 'Succeeded' ? 'Succeeded' : 'Failed'
   const unready = phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed'
   const kept = (last?.conditions ?? []).filter(c => c.type !== 'DisruptionTarget' && c.type !== 'Ready' && c.type !== 'ContainersReady')
   const conditions: PodCondition[] = [...kept,
-    { type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message, lastProbeTime: null, lastTransitionTime: nowRfc3339 },
+    ...(disruption ? [{ type: 'DisruptionTarget', status: 'True', reason: 'TerminationByKubelet', message, lastProbeTime: null, lastTransitionTime: nowRfc3339 } satisfies PodCondition] : []),
     { type: 'Ready', status: 'False', reason: unready, lastProbeTime: null, lastTransitionTime: nowRfc3339 },
     { type: 'ContainersReady', status: 'False', reason: unready, lastProbeTime: null, lastTransitionTime: nowRfc3339 }]
   return { ...last, phase, reason, message, conditions }

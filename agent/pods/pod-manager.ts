@@ -12,6 +12,7 @@ import { removeOrphanedPods } from './adoption.js'
 import type { ContainerRuntime } from '../runtime/runtime.js'
 import { createHistogram, type MetricFamily } from '../server/metrics.js'
 import { createStatsSummary } from '../server/stats-summary.js'
+import { cachedDiskUsage } from '../node/disk-usage.js'
 
 export interface PodManagerDeps extends Omit<PodWorkerDeps, 'onStatus'> {
   nodeName: string
@@ -50,10 +51,10 @@ export interface PodManager extends ShutdownTarget {
   /** Removes orphaned runtime pods now (when every expected source has reported); resolves with the uids removed. */
   housekeeping(): Promise<string[]>
   /**
-   * Stops a pod for the eviction manager and reports it Failed with `reason` and `message` and a DisruptionTarget
-   * condition; it is not started again. False when the pod is unknown or already stopping.
+   * Stops a pod for the eviction manager and reports it Failed with `reason` and `message` and (unless
+   * `disruptionCondition` is false) a DisruptionTarget condition; it is not started again. False when the pod is unknown or already stopping.
    */
-  evict(uid: string, gracePeriodSeconds: number, reason: string, message: string): Promise<boolean>
+  evict(uid: string, gracePeriodSeconds: number, reason: string, message: string, disruptionCondition?: boolean): Promise<boolean>
   /** The pod manager's Prometheus metrics (pods, containers by state, sync and housekeeping durations). */
   metrics(): MetricFamily[]
 }
@@ -75,7 +76,11 @@ export function createPodManager (d: PodManagerDeps): PodManager {
   let housekeepingRun: Promise<string[]> | undefined
   let lastSync = d.now()
   let closed = false
-  const stats = createStatsSummary({ nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, handlerFor: d.handlerFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })) })
+  const stats = createStatsSummary({
+    nodeName: d.nodeName, rootDir: d.rootDir, now: d.now, runtimeFor: d.runtimeFor, handlerFor: d.handlerFor, pods: () => [...workers.values()].map(w => ({ pod: w.pod(), status: w.status() })),
+    // Local storage (logs, volumes): each path walked at most every 5 s however often the summary is asked for.
+    storage: { rootDir: d.rootDir, logsRoot: d.logsRoot, diskUsage: cachedDiskUsage(5_000) }
+  })
   // Re-run the reconcile periodically too, so the sync-loop health check reflects a live loop.
   const resync = setInterval(() => { reconcile(); checkMirrors() }, 10_000)
   resync.unref()
@@ -365,14 +370,14 @@ export function createPodManager (d: PodManagerDeps): PodManager {
       d.statusManager?.set(w.pod(), nodeShutdownStatus(w.status(), rfc3339(d.now())))
     },
     detach (uid) { workers.get(uid)?.detach() },
-    async evict (uid, gracePeriodSeconds, reason, message) {
+    async evict (uid, gracePeriodSeconds, reason, message, disruptionCondition = true) {
       const w = workers.get(uid)
       if (w === undefined || stopping.has(uid)) return false
       // Kept in the rejected set, an evicted pod is not started again while its source still lists it.
       rejected.add(uid)
       stop(uid, gracePeriodSeconds, false)
       await stopping.get(uid)
-      d.statusManager?.set(w.pod(), evictedStatus(w.status(), reason, message, rfc3339(d.now())))
+      d.statusManager?.set(w.pod(), evictedStatus(w.status(), reason, message, rfc3339(d.now()), disruptionCondition))
       return true
     },
     async idle () { await Promise.all([...stopping.values()]) },

@@ -10,6 +10,7 @@ import { createEventRecorder } from '../events/recorder.js'
 import { createBackoff } from './backoff.js'
 import { createPodManager, type PodManager } from './pod-manager.js'
 import type { Pod, PodStatus } from './pod-types.js'
+import type { StatusManager } from './status-manager.js'
 
 export interface TestPodManagerOptions {
   runtime: ContainerRuntime
@@ -18,6 +19,8 @@ export interface TestPodManagerOptions {
   recorder?: EventRecorder
   /** A root (pods dir and logs) shared with an earlier manager, as after an orchlet restart; the caller removes it. */
   root?: string
+  /** Receives the statuses the manager posts (evictions, shutdowns); absent: none posted. */
+  statusManager?: StatusManager
 }
 
 /** A standalone pod manager (no API server) with short back-off, torn down with the test. */
@@ -37,7 +40,8 @@ export function testPodManager (t: Test, o: TestPodManagerOptions): { pods: PodM
     now: Date.now,
     logger: quiet,
     relistMs: o.relistMs ?? 50,
-    recorder: o.recorder ?? createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: quiet })
+    recorder: o.recorder ?? createEventRecorder({ component: 'orchlet', host: 'node-a', qps: 0, burst: 0, logger: quiet }),
+    ...(o.statusManager !== undefined ? { statusManager: o.statusManager } : {})
   })
   t.teardown(async () => { await pods.stopAll(); if (o.root === undefined) rmSync(root, { recursive: true, force: true }) })
   return { pods, root }

@@ -25,6 +25,22 @@ export interface VolumeDeps {
 
 export function podDir (rootDir: string, uid: string): string { return join(rootDir, 'pods', uid) }
 
+/** The plugin folder a volume the orchlet makes lives in (kubelet: kubernetes.io~empty-dir, ...); undefined for hostPath. */
+function pluginDir (v: Volume): string | undefined {
+  if (v.emptyDir !== undefined) return 'orch.io~empty-dir'
+  if (v.configMap !== undefined) return 'orch.io~configmap'
+  if (v.secret !== undefined) return 'orch.io~secret'
+  if (v.projected !== undefined) return 'orch.io~projected'
+  if (v.downwardAPI !== undefined) return 'orch.io~downward-api'
+  return undefined
+}
+
+/** Where the orchlet keeps a pod's own volume on the host (<root-dir>/pods/<uid>/volumes/<plugin>/<name>); undefined for hostPath. */
+export function podVolumeDir (rootDir: string, uid: string, v: Volume): string | undefined {
+  const plugin = pluginDir(v)
+  return plugin === undefined ? undefined : join(podDir(rootDir, uid), 'volumes', plugin, v.name)
+}
+
 function checkHostPath (v: Volume & { hostPath: NonNullable<Volume['hostPath']> }): string {
   const { path, type = '' } = v.hostPath
   if (!isAbsolute(path)) throw new VolumeError(v.name, `hostPath.path must be absolute, not "${path}"`)
@@ -116,7 +132,7 @@ export interface PreparedVolumes {
   refreshAtMs?: number
 }
 
-const projectedDir = (base: string, name: string): string => join(base, 'orch.io~projected', name)
+const projectedDir = (base: string, name: string): string => join(base, pluginDir({ name, projected: {} })!, name)
 
 /** Makes every volume of the pod present on the host. */
 export async function prepareVolumes (pod: Pod, deps: VolumeDeps, now = Date.now()): Promise<PreparedVolumes> {
@@ -125,18 +141,18 @@ export async function prepareVolumes (pod: Pod, deps: VolumeDeps, now = Date.now
   let refreshAtMs: number | undefined
   for (const v of pod.spec.volumes ?? []) {
     if (v.emptyDir !== undefined) {
-      const dir = join(base, 'orch.io~empty-dir', v.name)
+      const dir = join(base, pluginDir(v)!, v.name)
       mkdirSync(dir, { recursive: true, mode: 0o777 })
       out.set(v.name, dir)
     } else if (v.hostPath !== undefined) {
       out.set(v.name, checkHostPath(v as Volume & { hostPath: NonNullable<Volume['hostPath']> }))
     } else if (v.configMap !== undefined) {
-      const dir = join(base, 'orch.io~configmap', v.name)
+      const dir = join(base, pluginDir(v)!, v.name)
       const data = await fetchData(deps, v.name, 'configmaps', pod.metadata.namespace, v.configMap.name, v.configMap.optional === true)
       writeProjected(dir, v.name, data ?? new Map(), data === undefined ? [] : v.configMap.items, v.configMap.defaultMode ?? 0o644)
       out.set(v.name, dir)
     } else if (v.secret !== undefined) {
-      const dir = join(base, 'orch.io~secret', v.name)
+      const dir = join(base, pluginDir(v)!, v.name)
       const data = await fetchData(deps, v.name, 'secrets', pod.metadata.namespace, v.secret.secretName, v.secret.optional === true)
       writeProjected(dir, v.name, data ?? new Map(), data === undefined ? [] : v.secret.items, v.secret.defaultMode ?? 0o644)
       out.set(v.name, dir)
@@ -147,7 +163,7 @@ export async function prepareVolumes (pod: Pod, deps: VolumeDeps, now = Date.now
       if (at !== undefined) refreshAtMs = Math.min(refreshAtMs ?? Infinity, at)
       out.set(v.name, dir)
     } else if (v.downwardAPI !== undefined) {
-      const dir = join(base, 'orch.io~downward-api', v.name)
+      const dir = join(base, pluginDir(v)!, v.name)
       rmSync(dir, { recursive: true, force: true })
       try { writeFiles(dir, v.name, downwardFiles(pod, v.downwardAPI.items ?? []), v.downwardAPI.defaultMode ?? 0o644) } catch (err) {
         if (err instanceof ProjectionError) throw new VolumeError(v.name, err.message)

@@ -121,6 +121,8 @@ export interface ContainerStats {
   timestamp: number // ns
   cpuUsageCoreNanoSeconds?: number
   memoryWorkingSetBytes?: number
+  /** The container's writable layer on disk (CRI writable_layer); absent where the runtime has none (WebAssembly). */
+  writableLayerBytes?: number
 }
 
 export interface VersionInfo { version: string; runtimeName: string; runtimeVersion: string; runtimeApiVersion: string }

@@ -4,6 +4,7 @@ import type { ContainerRuntime } from '../runtime/runtime.js'
 import type { Pod, PodStatus } from '../pods/pod-types.js'
 import { rfc3339 } from '../node/node-object.js'
 import { bootTimeMs, cpuUsageNanoSeconds, fsUsage, memoryUsage, processLimits } from '../node/machine-stats.js'
+import { containerLogsBytes, podEphemeralBytes, podVolumeStats, type StorageSources } from './pod-storage-stats.js'
 
 export interface StatsSummaryDeps {
   nodeName: string
@@ -16,6 +17,8 @@ export interface StatsSummaryDeps {
   handlerFor?(pod: Pod): string
   /** /proc, replaceable in tests. */
   procRoot?: string
+  /** Local storage figures (container logs and writable layers, volumes, the pod total); absent: not reported. */
+  storage?: StorageSources
 }
 
 interface CpuStats { time: string; usageNanoCores?: number; usageCoreNanoSeconds: number }
@@ -72,17 +75,28 @@ export function createStatsSummary (d: StatsSummaryDeps): StatsSummaryProvider {
     try { runtime = d.runtimeFor(d.handlerFor?.(pod) ?? pod.spec.runtimeClassName ?? '') } catch { runtime = undefined }
     for (const cs of status?.containerStatuses ?? []) {
       const id = containerId(cs)
-      if (cs.state.running === undefined || id === undefined || runtime === undefined) continue
-      const s = await runtime.runtime.containerStats(id).catch(() => undefined)
-      if (s === undefined) continue
-      const time = rfc3339(Math.floor(s.timestamp / 1e6))
-      const c: Record<string, unknown> = { name: cs.name, startTime: cs.state.running.startedAt }
-      if (s.cpuUsageCoreNanoSeconds !== undefined) {
-        const nanoCores = rate(`${pod.metadata.uid}/${id}`, s.timestamp, s.cpuUsageCoreNanoSeconds)
-        c.cpu = { time, ...(nanoCores !== undefined ? { usageNanoCores: nanoCores } : {}), usageCoreNanoSeconds: s.cpuUsageCoreNanoSeconds } satisfies CpuStats
+      if (id === undefined || runtime === undefined) continue
+      const c: Record<string, unknown> = { name: cs.name }
+      // A stopped container has no CPU or memory, but its logs (and writable layer) still take disk.
+      const s = cs.state.running === undefined && d.storage === undefined ? undefined : await runtime.runtime.containerStats(id).catch(() => undefined)
+      const running = cs.state.running
+      const live = running !== undefined && s !== undefined
+      if (running !== undefined && s !== undefined) {
+        const time = rfc3339(Math.floor(s.timestamp / 1e6))
+        c.startTime = running.startedAt
+        if (s.cpuUsageCoreNanoSeconds !== undefined) {
+          const nanoCores = rate(`${pod.metadata.uid}/${id}`, s.timestamp, s.cpuUsageCoreNanoSeconds)
+          c.cpu = { time, ...(nanoCores !== undefined ? { usageNanoCores: nanoCores } : {}), usageCoreNanoSeconds: s.cpuUsageCoreNanoSeconds } satisfies CpuStats
+        }
+        if (s.memoryWorkingSetBytes !== undefined) c.memory = { time, workingSetBytes: s.memoryWorkingSetBytes }
       }
-      if (s.memoryWorkingSetBytes !== undefined) c.memory = { time, workingSetBytes: s.memoryWorkingSetBytes }
-      containers.push(c)
+      if (d.storage !== undefined) {
+        const time = rfc3339(d.now())
+        if (s?.writableLayerBytes !== undefined) c.rootfs = { time, usedBytes: s.writableLayerBytes }
+        const logs = await containerLogsBytes(d.storage, pod, cs.name)
+        if (logs !== undefined) c.logs = { time, usedBytes: logs }
+      }
+      if (live || c.logs !== undefined || c.rootfs !== undefined) containers.push(c)
     }
     const out: Record<string, unknown> = {
       podRef: { name: pod.metadata.name, namespace: pod.metadata.namespace, uid: pod.metadata.uid },
@@ -97,6 +111,13 @@ export function createStatsSummary (d: StatsSummaryDeps): StatsSummaryProvider {
     }
     const mems = containers.map(c => c.memory as { time: string; workingSetBytes: number } | undefined).filter((m): m is { time: string; workingSetBytes: number } => m !== undefined)
     if (mems.length > 0) out.memory = { time: mems[0]!.time, workingSetBytes: mems.reduce((a, m) => a + m.workingSetBytes, 0) }
+    if (d.storage !== undefined) {
+      const time = rfc3339(d.now())
+      const volumes = await podVolumeStats(d.storage, pod)
+      if (volumes.length > 0) out.volume = volumes.map(v => ({ time, name: v.name, usedBytes: v.usedBytes }))
+      const used = (c: Record<string, unknown>, key: string): number | undefined => (c[key] as { usedBytes?: number } | undefined)?.usedBytes
+      out['ephemeral-storage'] = { time, usedBytes: podEphemeralBytes(pod, containers.map(c => ({ rootfsBytes: used(c, 'rootfs'), logsBytes: used(c, 'logs') })), volumes) }
+    }
     return out
   }
 

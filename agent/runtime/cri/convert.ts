@@ -202,5 +202,7 @@ export function fromCriContainerStats (s: Msg, fallbackId: string, nowNs: number
   const mem = wrapped((s.memory as Msg | null)?.workingSetBytes)
   if (cpu !== undefined) out.cpuUsageCoreNanoSeconds = cpu
   if (mem !== undefined) out.memoryWorkingSetBytes = mem
+  const layer = wrapped((s.writableLayer as Msg | null)?.usedBytes)
+  if (layer !== undefined) out.writableLayerBytes = layer
   return out
 }
