@@ -122,6 +122,7 @@ export class SpdySession extends EventEmitter {
     socket.on('end', () => this.shutdown())
     socket.on('close', () => this.shutdown())
     socket.on('error', () => { this.shutdown(); socket.destroy() })
+    socket.resume()
     const head = o.head
     if (head !== undefined && head.length > 0) process.nextTick(() => this.receive(head))
   }
