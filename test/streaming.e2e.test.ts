@@ -99,6 +99,32 @@ spec:
     })
   }
 
+  t.test('kubectl 1.33 exec speaks WebSocket v5.channel.k8s.io, translated to SPDY to the orchlet, with stdin and the exit code', async t => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(kubectlBin('1.33'), ['--kubeconfig', orch.kubeconfig, '-v=6', 'exec', '-i', 'bb', '--', 'sh', '-c', 'wc -c; exit 4'], { timeout: 30_000 }, (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : (err as { code?: number }).code ?? null, stdout, stderr })
+      })
+      child.stdin!.end('x'.repeat(100_000))
+    })
+    t.match(r.stderr, /The subprotocol is v5\.channel\.k8s\.io/, 'the WebSocket upgrade negotiated v5')
+    t.notMatch(r.stderr, /fallback/i, 'no fallback to SPDY')
+    t.equal(r.stdout.trim(), '100000', 'stdin crossed whole and its close ended the command')
+    t.equal(r.code, 4, 'the exit code from the Status on the error channel')
+  })
+
+  t.test('kubectl 1.33 exec -it over WebSocket gives the command a terminal', async t => {
+    const out = await new Promise<string>((resolve) => {
+      const cmd = `${kubectlBin('1.33')} --kubeconfig ${orch.kubeconfig} exec -it bb -- sh -c 'tty; exit 0'`
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+      let text = ''
+      child.stdout.on('data', (d: Buffer) => { text += d.toString() })
+      child.stderr.on('data', (d: Buffer) => { text += d.toString() })
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      child.on('exit', () => { clearTimeout(timer); resolve(text) })
+    })
+    t.match(out, /\/dev\/pts\/\d+/)
+  })
+
   t.test('kubectl exec -it gives the command a terminal', async t => {
     // `script` gives kubectl a pty; the remote side sees a TTY, so `tty` names a device.
     const out = await new Promise<string>((resolve) => {
@@ -242,10 +268,12 @@ spec:
     t.equal(got, 'published\n')
   })
 
-  t.test('kubectl port-forward reaches a server listening in the pod', async t => {
-    const port = 20000 + (process.pid % 20000)
-    const server = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
-    const pf = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+  for (const version of ['1.29', '1.33']) t.test(`kubectl ${version} port-forward reaches a server listening in the pod`, async t => {
+    const port = 20000 + (process.pid % 20000) + (version === '1.33' ? 1 : 0)
+    const server = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
+    const pf = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, '-v=6', 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let log = ''
+    pf.stderr.on('data', (d: Buffer) => { log += d.toString() })
     t.teardown(() => { pf.kill(); server.kill() })
     const local = await new Promise<number>((resolve, reject) => {
       let text = ''
@@ -266,6 +294,11 @@ spec:
       setTimeout(() => { s.destroy(); resolve(text) }, 10_000)
     })
     t.equal(got, 'pong\n')
+    // kubectl 1.33 tunnels SPDY through a WebSocket (SPDY/3.1+portforward.k8s.io) and says so at -v=6.
+    if (version === '1.33') {
+      t.match(log, /negotiated protocol: portforward\.k8s\.io/, 'the WebSocket tunnel was used')
+      t.notMatch(log, /fallback/i, 'no fallback to SPDY')
+    }
   })
 
   t.test('pods/proxy and services/proxy reach a web server in a pod through kubectl', async t => {

@@ -61,7 +61,13 @@ function asBuffer (data: RawData): Buffer {
 
 export function createStreamTranslator (): StreamTranslator {
   const channels = new WebSocketServer({ noServer: true, handleProtocols: offered => offered.has(V5_CHANNEL_PROTOCOL) ? V5_CHANNEL_PROTOCOL : false })
-  const tunnels = new WebSocketServer({ noServer: true, handleProtocols: offered => offered.has(PORT_FORWARD_TUNNEL_PROTOCOL) ? PORT_FORWARD_TUNNEL_PROTOCOL : false })
+  // `SPDY/3.1+portforward.k8s.io` is not an RFC 7230 token (the `/`), which ws refuses to parse: the offer is taken off
+  // the request before ws sees it and the answer names the protocol itself.
+  const tunnels = new WebSocketServer({ noServer: true })
+  const tunnelled = new WeakSet<IncomingMessage>()
+  tunnels.on('headers', (headers: string[], req: IncomingMessage) => {
+    if (tunnelled.has(req)) headers.push(`Sec-WebSocket-Protocol: ${PORT_FORWARD_TUNNEL_PROTOCOL}`)
+  })
   const sessions = new Set<{ destroy(): void }>()
 
   function finishWith (ws: WebSocket, status: Buffer): void {
@@ -70,6 +76,13 @@ export function createStreamTranslator (): StreamTranslator {
   }
 
   async function run (ws: WebSocket, flags: StreamFlags, open: OpenUpstream): Promise<void> {
+    // The client may send (stdin, a resize, the close of stdin) before the orchlet's streams exist: held until then.
+    const early: Buffer[] = []
+    let deliver: ((data: Buffer) => void) | undefined
+    ws.on('message', (raw: RawData) => {
+      const data = asBuffer(raw)
+      if (deliver === undefined) early.push(data); else deliver(data)
+    })
     let upstream: { socket: Duplex; answer: UpgradeAnswer }
     try {
       upstream = await open('v4.channel.k8s.io')
@@ -115,8 +128,7 @@ export function createStreamTranslator (): StreamTranslator {
       })
     }
 
-    ws.on('message', (raw: RawData) => {
-      const data = asBuffer(raw)
+    deliver = (data: Buffer): void => {
       if (data.length === 0) return
       const body = data.subarray(1)
       if (data[0] === Channel.stdin && stdin !== undefined && body.length > 0) {
@@ -126,7 +138,8 @@ export function createStreamTranslator (): StreamTranslator {
       } else if (data[0] === Channel.close && body[0] === Channel.stdin) {
         stdin?.end()
       }
-    })
+    }
+    for (const data of early.splice(0)) deliver(data)
   }
 
   return {
@@ -144,6 +157,8 @@ export function createStreamTranslator (): StreamTranslator {
         throw new StatusError(Number(s.code ?? 500), String(s.reason ?? 'InternalError') as StatusReason, String(s.message ?? 'port-forward failed'))
       }
       const up = upstream.socket
+      delete req.headers['sec-websocket-protocol']
+      tunnelled.add(req)
       tunnels.handleUpgrade(req, socket, head, ws => {
         const entry = { destroy: () => { ws.terminate(); up.destroy() } }
         sessions.add(entry)

@@ -23,6 +23,7 @@ t.test('compressed blocks inflate with zlib and the dictionary, one connection-w
   t.equal(first[0], 0x78)
   t.equal((first[0]! * 256 + first[1]!) % 31, 0, 'valid zlib header check bits')
   t.equal(first.readUInt32BE(2), adler32(SPDY3_DICTIONARY), 'names the SPDY dictionary')
+  t.same([...second.subarray(-5)], [0, 0, 0, 0xff, 0xff], 'each block ends with the sync-flush marker (an empty stored block)')
   const all = inflateSync(Buffer.concat([first, second]), { dictionary: SPDY3_DICTIONARY, finishFlush: constants.Z_SYNC_FLUSH })
   t.same(all, Buffer.concat([encodeHeaderBlock({ streamtype: 'error' }), encodeHeaderBlock({ streamtype: 'stdin', port: '8080' })]))
   const d = new HeaderDecompressor()

@@ -1,7 +1,7 @@
 // SPDY/3 name/value header blocks: their layout, and the one zlib stream per direction (primed with the SPDY/3
 // dictionary) that carries every block of a connection.
 //
-// Compression writes stored (uncompressed) deflate blocks ending on a byte boundary, which is what a zlib sync flush
+// Compression writes stored (uncompressed) deflate blocks followed by an empty one, which is what a zlib sync flush
 // at level 0 produces: any SPDY peer inflates them with its connection-wide stream. Decompression re-inflates the
 // connection's compressed header bytes so far and keeps the new tail: the few header blocks of a streaming session
 // (one per stream) make that cheap, and it keeps frame handling synchronous.
@@ -63,6 +63,14 @@ export function adler32 (data: Buffer): number {
   return ((b << 16) | a) >>> 0
 }
 
+/** A non-final stored deflate block: header bits 000 padded to a byte, LEN, NLEN (little-endian), the bytes. */
+function storedBlock (piece: Buffer): Buffer {
+  const head = Buffer.alloc(5)
+  head.writeUInt16LE(piece.length, 1)
+  head.writeUInt16LE(~piece.length & 0xffff, 3)
+  return Buffer.concat([head, piece])
+}
+
 /** One direction's compressor: the zlib header (with the dictionary's id) before the first block, then stored blocks. */
 export class HeaderCompressor {
   private started = false
@@ -78,15 +86,10 @@ export class HeaderCompressor {
       parts.push(Buffer.from([cmf, flg]), u32(adler32(SPDY3_DICTIONARY)))
       this.started = true
     }
-    for (let at = 0; at < raw.length || at === 0; at += 0xffff) {
-      const piece = raw.subarray(at, at + 0xffff)
-      const head = Buffer.alloc(5)
-      head[0] = 0 // BFINAL 0, BTYPE 00 (stored); the rest of the byte is padding
-      head.writeUInt16LE(piece.length, 1)
-      head.writeUInt16LE(~piece.length & 0xffff, 3)
-      parts.push(head, piece)
-      if (raw.length === 0) break
-    }
+    for (let at = 0; at < raw.length; at += 0xffff) parts.push(storedBlock(raw.subarray(at, at + 0xffff)))
+    // An empty stored block ends every block, as a sync flush does: an inflater (Go's among them) that reads the next
+    // block header before handing out a stored block's bytes finds it within this frame.
+    parts.push(storedBlock(Buffer.alloc(0)))
     return Buffer.concat(parts)
   }
 }
