@@ -29,6 +29,9 @@ export function offeredSubprotocols (req: IncomingMessage): string[] {
   return (Array.isArray(raw) ? raw.join(',') : raw ?? '').split(',').map(p => p.trim()).filter(p => p !== '')
 }
 
+const HIGH_WATER = 1024 * 1024
+const LOW_WATER = 256 * 1024
+
 const SUCCESS = Buffer.from(JSON.stringify({ metadata: {}, status: 'Success' }))
 
 /** A refused upgrade's body as the Status to report: the orchlet's own Status, or an InternalError naming the answer. */
@@ -110,10 +113,22 @@ export function createStreamTranslator (): StreamTranslator {
     const statusParts: Buffer[] = []
     error.on('data', (d: Buffer) => statusParts.push(d))
     const pending = new Set<SpdyStream>([error])
+    // SPDY here has no per-stream flow control: a client slower than the container is met by pausing the orchlet's
+    // connection while more than HIGH_WATER bytes wait to be sent on the WebSocket.
+    let unsent = 0
+    let paused = false
     const forward = (s: SpdyStream | undefined, channel: number): void => {
       if (s === undefined) return
       pending.add(s)
-      s.on('data', (d: Buffer) => { if (ws.readyState === ws.OPEN) ws.send(frame(channel, d)) })
+      s.on('data', (d: Buffer) => {
+        if (ws.readyState !== ws.OPEN) return
+        unsent += d.length
+        if (unsent > HIGH_WATER && !paused) { paused = true; upstream.socket.pause() }
+        ws.send(frame(channel, d), () => {
+          unsent -= d.length
+          if (paused && unsent < LOW_WATER) { paused = false; upstream.socket.resume() }
+        })
+      })
     }
     forward(stdout, Channel.stdout)
     forward(stderr, Channel.stderr)
