@@ -27,7 +27,7 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', 'web', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'att', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', 'web', '--grace-period=0', '--wait=false'])
     await kubectl(['delete', 'service', 'web', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
@@ -123,6 +123,43 @@ spec:
       child.on('exit', () => { clearTimeout(timer); resolve(text) })
     })
     t.match(out, /\/dev\/pts\/\d+/)
+  })
+
+  t.test('kubectl attach -i reaches the stdin of the main process and shows its output (1.29 SPDY, 1.33 WebSocket)', async t => {
+    const att = join(dir, 'att.yaml')
+    writeFileSync(att, `apiVersion: v1
+kind: Pod
+metadata: {name: att, namespace: default}
+spec:
+  nodeName: ${NODE}
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    stdin: true
+    command: [sh, -c, 'while read l; do echo got:$l; done']
+`)
+    t.equal((await kubectl(['create', '-f', att])).code, 0)
+    await until('the attach pod to run', async () => (await kubectl(['get', 'pod', 'att', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    for (const version of ['1.29', '1.33']) {
+      const out = await new Promise<string>((resolve) => {
+        const child = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, '-v=6', 'attach', '-i', 'att'], { stdio: ['pipe', 'pipe', 'pipe'] })
+        let text = ''
+        let log = ''
+        child.stdout.on('data', (d: Buffer) => { text += d.toString(); if (text.includes(`got:hello-${version}`)) child.kill() })
+        child.stderr.on('data', (d: Buffer) => { log += d.toString() })
+        child.stdin.write(`hello-${version}\n`)
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+        child.on('exit', () => {
+          clearTimeout(timer)
+          if (version === '1.33') t.match(log, /The subprotocol is v5\.channel\.k8s\.io/, 'kubectl 1.33 attached over WebSocket v5')
+          resolve(text)
+        })
+      })
+      t.match(out, new RegExp(`got:hello-${version.replace('.', '\\.')}`), `kubectl ${version}`)
+    }
   })
 
   t.test('kubectl exec -it gives the command a terminal', async t => {
