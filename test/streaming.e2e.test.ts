@@ -1,5 +1,6 @@
 // kubectl exec, exec -it, attach, cp and port-forward against a busybox pod on the real containerd, through
-// `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket first).
+// `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket v5, translated to SPDY in
+// the API server; port-forward through the SPDY-over-WebSocket tunnel).
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

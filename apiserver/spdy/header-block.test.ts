@@ -1,7 +1,7 @@
 import t from 'tap'
 import { constants, createDeflate, inflateSync } from 'node:zlib'
 import { SPDY3_DICTIONARY } from './dictionary.js'
-import { adler32, decodeHeaderBlock, encodeHeaderBlock, HeaderCompressor, HeaderDecompressor } from './header-block.js'
+import { adler32, decodeHeaderBlock, encodeHeaderBlock, HeaderCompressor, HeaderDecompressor, MAX_CONNECTION_HEADER_BYTES } from './header-block.js'
 
 t.test('the SPDY/3 dictionary is the 1423 bytes of the draft, named by its Adler-32', async t => {
   t.equal(SPDY3_DICTIONARY.length, 1423)
@@ -50,4 +50,11 @@ t.test('the decompressor reads blocks deflated by a real zlib stream with sync f
   t.same(d.decompress(a), { streamtype: ['stdout'] })
   t.same(d.decompress(b), {})
   t.same(d.decompress(c), { streamtype: ['stderr'], requestid: ['0'] })
+})
+
+t.test('a connection sending more header bytes than the bound is refused', async t => {
+  const c = new HeaderCompressor()
+  const d = new HeaderDecompressor()
+  t.same(d.decompress(c.compress({ big: 'x'.repeat(1000) })), { big: ['x'.repeat(1000)] })
+  t.throws(() => d.decompress(c.compress({ big: 'x'.repeat(MAX_CONNECTION_HEADER_BYTES) })), /exceed/)
 })

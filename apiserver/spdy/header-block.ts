@@ -94,12 +94,16 @@ export class HeaderCompressor {
   }
 }
 
+/** Compressed header bytes one connection may send: ample for Kubernetes' few streams, a bound on re-inflating. */
+export const MAX_CONNECTION_HEADER_BYTES = 256 * 1024
+
 /** One direction's decompressor over every compressed header byte the peer has sent on the connection. */
 export class HeaderDecompressor {
   private input: Buffer = Buffer.alloc(0)
   private produced = 0
 
   decompress (compressed: Buffer): HeaderBlock {
+    if (this.input.length + compressed.length > MAX_CONNECTION_HEADER_BYTES) throw new Error(`SPDY header blocks exceed ${MAX_CONNECTION_HEADER_BYTES} bytes on one connection`)
     this.input = Buffer.concat([this.input, compressed])
     const all = inflateSync(this.input, { dictionary: SPDY3_DICTIONARY, finishFlush: constants.Z_SYNC_FLUSH })
     const block = all.subarray(this.produced)
