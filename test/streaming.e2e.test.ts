@@ -307,7 +307,8 @@ spec:
   })
 
   for (const version of ['1.29', '1.33']) t.test(`kubectl ${version} port-forward reaches a server listening in the pod`, async t => {
-    const port = 20000 + (process.pid % 20000) + (version === '1.33' ? 1 : 0)
+    // 20000-28999: apart from the hostPort test's 30000-31999, whose DNAT would answer instead of the pod.
+    const port = 20000 + (process.pid % 4500) * 2 + (version === '1.33' ? 1 : 0)
     const server = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
     const pf = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, '-v=6', 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
     let log = ''
