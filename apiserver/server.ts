@@ -126,7 +126,13 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     connectTimeoutMs: opts.kubeletConnectTimeoutMs, now, tls: opts.orchletTls, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls)
   })
   const proxy = createResourceProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, random, dispatcher: tls => (opts.egress ?? directEgress()).dispatcher('cluster', tls) })
-  const podStreams = createPodStreamProxy({ connectTimeoutMs: opts.kubeletConnectTimeoutMs, tls: opts.orchletTls, egress: opts.egress })
+  const podStreams = createPodStreamProxy({
+    connectTimeoutMs: opts.kubeletConnectTimeoutMs,
+    tls: opts.orchletTls,
+    egress: opts.egress,
+    translateWebsockets: gates?.enabled('TranslateStreamCloseWebsocketRequests') ?? true,
+    portForwardWebsockets: gates?.enabled('PortForwardWebsockets') ?? true
+  })
   const upgrades = new WeakMap<IncomingMessage, UpgradeConnection>()
 
   const unsubscribe = registry.onDefinitionsChanged(() => {

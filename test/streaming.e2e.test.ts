@@ -1,5 +1,6 @@
 // kubectl exec, exec -it, attach, cp and port-forward against a busybox pod on the real containerd, through
-// `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket first).
+// `orch up`'s API server and orchlet, with kubectl 1.29 (SPDY/3.1) and kubectl 1.33 (WebSocket v5, translated to SPDY in
+// the API server; port-forward through the SPDY-over-WebSocket tunnel).
 import t from 'tap'
 import { execFile, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -27,7 +28,7 @@ if (!env.ok) {
     runKubectl(orch.kubeconfig, join(dir, 'cache'), args, { binary })
 
   t.teardown(async () => {
-    await kubectl(['delete', 'pod', 'bb', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', 'web', '--grace-period=0', '--wait=false'])
+    await kubectl(['delete', 'pod', 'bb', 'att', 'net', 'sysctl-ok', 'sysctl-unsafe', 'confined', 'published', 'web', '--grace-period=0', '--wait=false'])
     await kubectl(['delete', 'service', 'web', '--wait=false'])
     await new Promise(resolve => setTimeout(resolve, 3000))
     await orch.stop()
@@ -98,6 +99,69 @@ spec:
       t.equal(readFileSync(back, 'utf8'), readFileSync(src, 'utf8'))
     })
   }
+
+  t.test('kubectl 1.33 exec speaks WebSocket v5.channel.k8s.io, translated to SPDY to the orchlet, with stdin and the exit code', async t => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(kubectlBin('1.33'), ['--kubeconfig', orch.kubeconfig, '-v=6', 'exec', '-i', 'bb', '--', 'sh', '-c', 'wc -c; exit 4'], { timeout: 30_000 }, (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : (err as { code?: number }).code ?? null, stdout, stderr })
+      })
+      child.stdin!.end('x'.repeat(100_000))
+    })
+    t.match(r.stderr, /The subprotocol is v5\.channel\.k8s\.io/, 'the WebSocket upgrade negotiated v5')
+    t.notMatch(r.stderr, /fallback/i, 'no fallback to SPDY')
+    t.equal(r.stdout.trim(), '100000', 'stdin crossed whole and its close ended the command')
+    t.equal(r.code, 4, 'the exit code from the Status on the error channel')
+  })
+
+  t.test('kubectl 1.33 exec -it over WebSocket gives the command a terminal', async t => {
+    const out = await new Promise<string>((resolve) => {
+      const cmd = `${kubectlBin('1.33')} --kubeconfig ${orch.kubeconfig} exec -it bb -- sh -c 'tty; exit 0'`
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] })
+      let text = ''
+      child.stdout.on('data', (d: Buffer) => { text += d.toString() })
+      child.stderr.on('data', (d: Buffer) => { text += d.toString() })
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+      child.on('exit', () => { clearTimeout(timer); resolve(text) })
+    })
+    t.match(out, /\/dev\/pts\/\d+/)
+  })
+
+  t.test('kubectl attach -i reaches the stdin of the main process and shows its output (1.29 SPDY, 1.33 WebSocket)', async t => {
+    const att = join(dir, 'att.yaml')
+    writeFileSync(att, `apiVersion: v1
+kind: Pod
+metadata: {name: att, namespace: default}
+spec:
+  nodeName: ${NODE}
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: ${conformanceImage}
+    imagePullPolicy: Never
+    stdin: true
+    command: [sh, -c, 'while read l; do echo got:$l; done']
+`)
+    t.equal((await kubectl(['create', '-f', att])).code, 0)
+    await until('the attach pod to run', async () => (await kubectl(['get', 'pod', 'att', '-o', 'jsonpath={.status.phase}'])).stdout === 'Running' ? true : undefined)
+    for (const version of ['1.29', '1.33']) {
+      const out = await new Promise<string>((resolve) => {
+        const child = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, '-v=6', 'attach', '-i', 'att'], { stdio: ['pipe', 'pipe', 'pipe'] })
+        let text = ''
+        let log = ''
+        child.stdout.on('data', (d: Buffer) => { text += d.toString(); if (text.includes(`got:hello-${version}`)) child.kill() })
+        child.stderr.on('data', (d: Buffer) => { log += d.toString() })
+        child.stdin.write(`hello-${version}\n`)
+        const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+        child.on('exit', () => {
+          clearTimeout(timer)
+          if (version === '1.33') t.match(log, /The subprotocol is v5\.channel\.k8s\.io/, 'kubectl 1.33 attached over WebSocket v5')
+          resolve(text)
+        })
+      })
+      t.match(out, new RegExp(`got:hello-${version.replace('.', '\\.')}`), `kubectl ${version}`)
+    }
+  })
 
   t.test('kubectl exec -it gives the command a terminal', async t => {
     // `script` gives kubectl a pty; the remote side sees a TTY, so `tty` names a device.
@@ -242,10 +306,13 @@ spec:
     t.equal(got, 'published\n')
   })
 
-  t.test('kubectl port-forward reaches a server listening in the pod', async t => {
-    const port = 20000 + (process.pid % 20000)
-    const server = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
-    const pf = spawn(kubectlBin('1.29'), ['--kubeconfig', orch.kubeconfig, 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+  for (const version of ['1.29', '1.33']) t.test(`kubectl ${version} port-forward reaches a server listening in the pod`, async t => {
+    // 20000-28999: apart from the hostPort test's 30000-31999, whose DNAT would answer instead of the pod.
+    const port = 20000 + (process.pid % 4500) * 2 + (version === '1.33' ? 1 : 0)
+    const server = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, 'exec', 'bb', '--', 'sh', '-c', `echo pong | nc -l -p ${port}`], { stdio: 'ignore' })
+    const pf = spawn(kubectlBin(version), ['--kubeconfig', orch.kubeconfig, '-v=6', 'port-forward', 'pod/bb', `:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let log = ''
+    pf.stderr.on('data', (d: Buffer) => { log += d.toString() })
     t.teardown(() => { pf.kill(); server.kill() })
     const local = await new Promise<number>((resolve, reject) => {
       let text = ''
@@ -266,6 +333,11 @@ spec:
       setTimeout(() => { s.destroy(); resolve(text) }, 10_000)
     })
     t.equal(got, 'pong\n')
+    // kubectl 1.33 tunnels SPDY through a WebSocket (SPDY/3.1+portforward.k8s.io) and says so at -v=6.
+    if (version === '1.33') {
+      t.match(log, /negotiated protocol: portforward\.k8s\.io/, 'the WebSocket tunnel was used')
+      t.notMatch(log, /fallback/i, 'no fallback to SPDY')
+    }
   })
 
   t.test('pods/proxy and services/proxy reach a web server in a pod through kubectl', async t => {

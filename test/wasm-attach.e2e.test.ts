@@ -1,4 +1,5 @@
-// kubectl attach to a WebAssembly container shows its output as it is written (WebSocket, kubectl 1.33);
+// kubectl attach to a WebAssembly container shows its output as it is written (WebSocket with kubectl 1.33, SPDY/3.1
+// with kubectl 1.29);
 // kubectl exec into one is refused with a clear message naming the runtime.
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -37,23 +38,28 @@ while ((await kubectl(['get', 'pod', 'ticker', '-o', 'jsonpath={.status.phase}']
   await new Promise(resolve => setTimeout(resolve, 300))
 }
 
-t.test('kubectl attach shows the WebAssembly container output as it is written', async t => {
-  // Some output exists before attaching (tick 1 at least), so a replay of the past would show.
-  const logged = Date.now() + 15_000
-  while (!(await kubectl(['logs', 'ticker'])).stdout.includes('tick 2') && Date.now() < logged) await new Promise(resolve => setTimeout(resolve, 100))
-  const child = spawn(bin('1.33'), ['--kubeconfig', orch.kubeconfig, 'attach', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  let err = ''
-  child.stdout.on('data', (d: Buffer) => { out += d.toString() })
-  child.stderr.on('data', (d: Buffer) => { err += d.toString() })
-  const until = Date.now() + 15_000
-  while ((out.match(/tick \d+/g) ?? []).length < 3 && Date.now() < until && child.exitCode === null) await new Promise(resolve => setTimeout(resolve, 100))
-  child.kill()
-  const ticks = (out.match(/tick (\d+)/g) ?? []).map(s => Number(s.slice(5)))
-  t.ok(ticks.length >= 3, `ticks arrive while attached (${JSON.stringify(out)} ${err})`)
-  t.ok(ticks.every((n, i) => i === 0 || n === ticks[i - 1]! + 1), 'in order, none repeated')
-  t.ok(ticks[0]! > 1, 'only output written after attaching (the past is not replayed)')
-})
+for (const v of ['1.33', '1.29']) {
+  t.test(`kubectl ${v} attach (${v === '1.29' ? 'SPDY/3.1' : 'WebSocket'}) shows the WebAssembly container output as it is written`, async t => {
+    // Some output exists before attaching (tick 1 at least), so a replay of the past would show.
+    const logged = Date.now() + 15_000
+    while (!(await kubectl(['logs', 'ticker'])).stdout.includes('tick 2') && Date.now() < logged) await new Promise(resolve => setTimeout(resolve, 100))
+    const child = spawn(bin(v), ['--kubeconfig', orch.kubeconfig, 'attach', '-v=6', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => { out += d.toString() })
+    child.stderr.on('data', (d: Buffer) => { err += d.toString() })
+    const until = Date.now() + 15_000
+    while ((out.match(/tick \d+/g) ?? []).length < 3 && Date.now() < until && child.exitCode === null) await new Promise(resolve => setTimeout(resolve, 100))
+    child.kill()
+    const ticks = (out.match(/tick (\d+)/g) ?? []).map(s => Number(s.slice(5)))
+    t.ok(ticks.length >= 3, ticks.length >= 3 ? 'ticks arrive while attached' : `ticks arrive while attached (${JSON.stringify(out)} ${err.slice(-1500)})`)
+    t.ok(ticks.every((n, i) => i === 0 || n === ticks[i - 1]! + 1), 'in order, none repeated')
+    t.ok(ticks[0]! > 1, 'only output written after attaching (the past is not replayed)')
+    // kubectl -v=6 names the upgrade it made: SPDY for 1.29, the v5 WebSocket protocol for 1.33.
+    if (v === '1.29') t.notMatch(err, /websocket/i, 'kubectl 1.29 attached over SPDY')
+    else t.match(err, /v5\.channel\.k8s\.io/, 'kubectl 1.33 attached over WebSocket v5')
+  })
+}
 
 t.test('kubectl exec into a WebAssembly container names the runtime that cannot exec', async t => {
   for (const v of ['1.29', '1.33']) {

@@ -10,6 +10,7 @@ import { writeContainerLog, type LogQuery } from './container-logs.js'
 import { PROMETHEUS_CONTENT_TYPE } from './metrics.js'
 import type { Duplex } from 'node:stream'
 import { createLogAttach, isWebSocketUpgrade } from './log-attach.js'
+import { isSpdyUpgrade } from './spdy-attach.js'
 import { answerStatus, parseStreamingPath, pipeUpgrade, streamingRequest, streamingUrl, StreamingError, type RuntimeIdsLookup } from './streaming.js'
 
 /** What the server shows of the agent; the pod manager implements it. */
@@ -168,7 +169,7 @@ export function createAgentServer (o: AgentServerOptions): AgentServer {
     const lookup = o.view.runtimeIds
     if (target === undefined || lookup === undefined) { answerStatus(socket, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`); return }
     const ids = lookup(target.namespace, target.pod, target.container)
-    if (target.kind === 'attach' && ids !== undefined && ids.runtime.runtime.streamingUrl === undefined && isWebSocketUpgrade(req)) {
+    if (target.kind === 'attach' && ids !== undefined && ids.runtime.runtime.streamingUrl === undefined && (isWebSocketUpgrade(req) || isSpdyUpgrade(req))) {
       // No streaming server (WebAssembly): attach shows the container's output from its log.
       const path = o.view.containerLogPath(target.namespace, target.pod, target.container!, false)
       if (path === undefined) throw new StreamingError(400, 'BadRequest', `container "${target.container!}" in pod "${target.pod}" is waiting to start`)

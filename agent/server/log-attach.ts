@@ -1,12 +1,14 @@
 // Attach for containers whose runtime has no streaming server (WebAssembly): the container's output as it is
 // written, over the WebSocket channel protocol kubectl 1.30+ speaks (v5/v4.channel.k8s.io; channel 1 stdout,
-// 2 stderr, 3 the final Status). Input and terminal resizing are not carried: a WebAssembly container has no stdin.
+// 2 stderr, 3 the final Status) or over SPDY/3.1 as kubectl 1.29 speaks it (spdy-attach.ts). Input and terminal
+// resizing are not carried: a WebAssembly container has no stdin.
 
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { Writable } from 'node:stream'
 import { WebSocketServer, type WebSocket } from 'ws'
 import { writeContainerLog } from './container-logs.js'
+import { serveSpdyAttach, type AttachFlags } from './spdy-attach.js'
 
 export const ATTACH_PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io', 'channel.k8s.io']
 
@@ -25,6 +27,12 @@ function channelWriter (ws: WebSocket): Writable {
   })
 }
 
+/** The attach options of the orchlet's query (input, output, error, tty). */
+export function attachFlags (q: URLSearchParams): AttachFlags {
+  const on = (name: string): boolean => q.get(name) === '1' || q.get(name) === 'true'
+  return { stdin: on('input'), stdout: on('output'), stderr: on('error'), tty: on('tty') }
+}
+
 export function createLogAttach (): { serve(req: IncomingMessage, socket: Duplex, head: Buffer, logPath: string, running: () => boolean): void; close(): void } {
   const wss = new WebSocketServer({
     noServer: true,
@@ -32,6 +40,14 @@ export function createLogAttach (): { serve(req: IncomingMessage, socket: Duplex
   })
   return {
     serve (req, socket, head, logPath, running) {
+      if (!isWebSocketUpgrade(req)) {
+        const flags = attachFlags(new URL(req.url ?? '/', 'http://orchlet').searchParams)
+        serveSpdyAttach(req, socket, head, flags, async (out, signal) => {
+          // Only what is written from now on, followed until the container stops (tailLines 0 skips the past).
+          await writeContainerLog(logPath, { tailLines: 0, follow: true, timestamps: false }, out, running, signal)
+        })
+        return
+      }
       wss.handleUpgrade(req, socket, head, ws => {
         const abort = new AbortController()
         ws.on('close', () => abort.abort())

@@ -3,6 +3,8 @@
 //
 // As kube-apiserver's upgrade-aware proxy: the upgrade request is replayed to the orchlet with the options in the
 // kubelet's query form, and the orchlet's answer (101 or an error Status) and every byte after it pass unchanged.
+// WebSocket clients speaking v5.channel.k8s.io (exec, attach) or SPDY/3.1+portforward.k8s.io (port-forward) are
+// served by the stream translator instead, which reaches the orchlet over SPDY (see stream-translator.ts).
 
 import type { IncomingMessage } from 'node:http'
 import type { TLSSocket } from 'node:tls'
@@ -10,7 +12,9 @@ import { directEgress, type Egress } from '../egress/egress.js'
 import type { Duplex } from 'node:stream'
 import { badRequest, StatusError } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'
+import { requestUpgrade } from '../spdy/upgrade.js'
 import { chooseContainer, nodeEndpoint, type OrchletTls } from './pod-log.js'
+import { createStreamTranslator, offeredSubprotocols, PORT_FORWARD_TUNNEL_PROTOCOL, V5_CHANNEL_PROTOCOL, type OpenUpstream } from './stream-translator.js'
 
 export type PodStreamKind = 'exec' | 'attach' | 'portforward'
 
@@ -93,12 +97,23 @@ function parsed (result: { bytes: Buffer } | Buffer): unknown {
 /** Upgrade headers replayed to the orchlet (credentials and hop headers of the client's connection are not). */
 const FORWARDED = /^(connection|upgrade|x-stream-protocol-version|sec-websocket-.*|origin)$/i
 
-/** `egress` dials the orchlet (the `cluster` selection: direct, or through a proxy or konnectivity tunnel). */
-export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: number; egress?: Pick<Egress, 'connect'> } = {}): PodStreamProxy {
+export interface PodStreamProxyOptions {
+  tls?: OrchletTls
+  connectTimeoutMs?: number
+  /** Dials the orchlet (the `cluster` selection: direct, or through a proxy or konnectivity tunnel). */
+  egress?: Pick<Egress, 'connect'>
+  /** TranslateStreamCloseWebsocketRequests: v5.channel.k8s.io exec/attach terminated here (default on). */
+  translateWebsockets?: boolean
+  /** PortForwardWebsockets: the SPDY-over-WebSocket port-forward tunnel (default on). */
+  portForwardWebsockets?: boolean
+}
+
+export function createPodStreamProxy (o: PodStreamProxyOptions = {}): PodStreamProxy {
   const tls = o.tls ?? {}
   const connectTimeoutMs = o.connectTimeoutMs ?? 5000
   const open = new Set<Duplex>()
   const egress = o.egress ?? directEgress()
+  const translator = createStreamTranslator()
 
   async function dial (host: string, port: number): Promise<TLSSocket> {
     return await egress.connect('cluster', host, port, { ca: tls.caPem, cert: tls.certPem, key: tls.keyPem, rejectUnauthorized: tls.caPem !== undefined, timeout: connectTimeoutMs })
@@ -115,14 +130,39 @@ export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: 
     if (nodeName === '') throw badRequest(`pod ${r.name} does not have a host assigned`)
     const node = parsed(await nodes.get(r.ctx, '', nodeName, {})) as Parameters<typeof nodeEndpoint>[0]
     const ep = nodeEndpoint(node)
-    let upstream: TLSSocket
-    try {
-      upstream = await dial(ep.host, ep.port)
-    } catch (err) {
-      throw new StatusError(500, 'InternalError', `error dialing backend: ${(err as Error).message}`)
+    const dialBackend = async (): Promise<TLSSocket> => {
+      try {
+        return await dial(ep.host, ep.port)
+      } catch (err) {
+        throw new StatusError(500, 'InternalError', `error dialing backend: ${(err as Error).message}`)
+      }
     }
     const host = ep.host.includes(':') ? `[${ep.host}]` : ep.host
-    const lines = [`${r.req.method ?? 'GET'} ${path} HTTP/1.1`, `Host: ${host}:${ep.port}`]
+    const requestLine = [`${r.req.method ?? 'GET'} ${path} HTTP/1.1`, `Host: ${host}:${ep.port}`]
+
+    const offered = offeredSubprotocols(r.req)
+    const openSpdy: OpenUpstream = async (streamProtocol) => {
+      const socket = await dialBackend()
+      const head = [...requestLine, 'Connection: Upgrade', 'Upgrade: SPDY/3.1', `X-Stream-Protocol-Version: ${streamProtocol}`]
+      try {
+        return { socket, answer: await requestUpgrade(socket, head, connectTimeoutMs * 6) }
+      } catch (err) {
+        socket.destroy()
+        throw new StatusError(500, 'InternalError', `error upgrading the connection to the orchlet: ${(err as Error).message}`)
+      }
+    }
+    if (r.kind !== 'portforward' && o.translateWebsockets !== false && offered.includes(V5_CHANNEL_PROTOCOL)) {
+      const flags = { stdin: bool(r.query, 'stdin'), stdout: bool(r.query, 'stdout'), stderr: bool(r.query, 'stderr'), tty: bool(r.query, 'tty') }
+      translator.translate(r.req, r.upgrade.socket, r.upgrade.head, flags, openSpdy)
+      return
+    }
+    if (r.kind === 'portforward' && o.portForwardWebsockets !== false && offered.includes(PORT_FORWARD_TUNNEL_PROTOCOL)) {
+      await translator.tunnel(r.req, r.upgrade.socket, r.upgrade.head, openSpdy)
+      return
+    }
+
+    const upstream = await dialBackend()
+    const lines = [...requestLine]
     for (let i = 0; i < r.req.rawHeaders.length; i += 2) {
       if (FORWARDED.test(r.req.rawHeaders[i]!)) lines.push(`${r.req.rawHeaders[i]!}: ${r.req.rawHeaders[i + 1]!}`)
     }
@@ -138,6 +178,9 @@ export function createPodStreamProxy (o: { tls?: OrchletTls; connectTimeoutMs?: 
 
   return {
     serve,
-    close () { for (const s of [...open]) s.destroy() }
+    close () {
+      for (const s of [...open]) s.destroy()
+      translator.close()
+    }
   }
 }

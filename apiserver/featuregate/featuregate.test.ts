@@ -6,10 +6,12 @@ t.test('the table holds the gates of spec §6 with their stage and default', asy
   const cases: Array<[string, string, boolean]> = [
     ['LoggingBetaOptions', 'BETA', true], ['RotateOrchletServerCertificate', 'BETA', true], ['NodeSwap', 'BETA', false],
     ['WindowsHostNetwork', 'ALPHA', true], ['QOSReserved', 'ALPHA', false], ['LoggingAlphaOptions', 'ALPHA', false],
-    ['AllAlpha', 'ALPHA', false], ['AllBeta', 'BETA', false], ['WinDSR', 'ALPHA', false], ['WinOverlay', 'BETA', true]
+    ['AllAlpha', 'ALPHA', false], ['AllBeta', 'BETA', false], ['WinDSR', 'ALPHA', false], ['WinOverlay', 'BETA', true],
+    // Departures from the 1.29 defaults, so kubectl 1.30+ streams over WebSocket: see gates.ts.
+    ['TranslateStreamCloseWebsocketRequests', 'ALPHA', true], ['PortForwardWebsockets', 'ALPHA', true]
   ]
   for (const [name, stage, def] of cases) t.same(DEFAULT_FEATURE_GATES[name], { stage, default: def }, name)
-  t.equal(Object.keys(DEFAULT_FEATURE_GATES).length, 125)
+  t.equal(Object.keys(DEFAULT_FEATURE_GATES).length, 126)
 })
 
 t.test('unset gates take their default', async t => {
@@ -71,6 +73,6 @@ t.test('locked gates may only be set to their default; GA and deprecated gates w
 
 t.test('describe lists every gate for help', async t => {
   const lines = createFeatureGates().describe()
-  t.equal(lines.length, 125)
+  t.equal(lines.length, 126)
   t.ok(lines.includes('QOSReserved=true|false (ALPHA - default=false)'))
 })

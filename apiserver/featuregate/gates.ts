@@ -68,6 +68,12 @@ export const DEFAULT_FEATURE_GATES: FeatureTable = {
   ValidatingAdmissionPolicy: { stage: 'BETA', default: false },
   ZeroLimitedNominalConcurrencyShares: { stage: 'BETA', default: false },
   // Alpha, default true
+  // TranslateStreamCloseWebsocketRequests is alpha and off in kube-apiserver 1.29 (beta and on from 1.30); orch turns it
+  // on so kubectl 1.30+ exec/attach over WebSocket (v5.channel.k8s.io) is served instead of falling back to SPDY.
+  // PortForwardWebsockets is a 1.30 gate (alpha off; beta on from 1.31), on here for the same reason. Both are
+  // departures from the v1.29 defaults; `--feature-gates Name=false` restores the 1.29 behaviour.
+  PortForwardWebsockets: { stage: 'ALPHA', default: true },
+  TranslateStreamCloseWebsocketRequests: { stage: 'ALPHA', default: true },
   WindowsHostNetwork: { stage: 'ALPHA', default: true },
   // Alpha, default false
   AllAlpha: { stage: 'ALPHA', default: false },
@@ -125,7 +131,6 @@ export const DEFAULT_FEATURE_GATES: FeatureTable = {
   StructuredAuthenticationConfiguration: { stage: 'ALPHA', default: false },
   StructuredAuthorizationConfiguration: { stage: 'ALPHA', default: false },
   TopologyManagerPolicyAlphaOptions: { stage: 'ALPHA', default: false },
-  TranslateStreamCloseWebsocketRequests: { stage: 'ALPHA', default: false },
   UnknownVersionInteroperabilityProxy: { stage: 'ALPHA', default: false },
   UserNamespacesPodSecurityStandards: { stage: 'ALPHA', default: false },
   UserNamespacesSupport: { stage: 'ALPHA', default: false },
