@@ -179,7 +179,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger, egress) : await openLmdbStore({
+  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger, egress, { consistentListFromCache: o.featureGates?.enabled('ConsistentListFromCache') === true }) : await openLmdbStore({
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,

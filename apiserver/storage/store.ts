@@ -31,6 +31,17 @@ export interface ListOptions {
   startKey?: string
   /** Maximum number of items; 0 or undefined means no limit. */
   limit?: number
+  /**
+   * Without `revision`: any snapshot at or after this revision will do (resourceVersion "0" or NotOlderThan), so a
+   * watch cache in front of the store may answer. Absent: the read is consistent (sees every write acknowledged before
+   * it was made).
+   */
+  notOlderThan?: Revision
+  /**
+   * The limit pages a scan within one request (a selector filter), not the client's paging: a watch cache may serve
+   * every page from the snapshot of the first, at its revision.
+   */
+  scan?: boolean
 }
 
 export interface ListResult {
@@ -59,6 +70,8 @@ export interface WatchEvent {
 export interface WatchHandle {
   /** Stops delivery; idempotent. No callback runs after stop() returns. */
   stop(): void
+  /** Asks for a progress notification (onProgress) once every change up to the store's current revision is delivered. */
+  requestProgress?(): void
 }
 
 export interface WatchCallbacks {
@@ -69,6 +82,8 @@ export interface WatchCallbacks {
   onEvents(events: WatchEvent[]): void
   /** Called once when the watch cannot continue (e.g. compacted while catching up, store closed). */
   onError(err: StorageError): void
+  /** The watch has delivered every change under the prefix up to `revision` (a progress notification). */
+  onProgress?(revision: Revision): void
 }
 
 export interface Store {
@@ -83,6 +98,11 @@ export interface Store {
   list(prefix: string, opts?: ListOptions): Promise<ListResult>
   /** Number of keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>
+  /**
+   * The newest revision of the store as its server knows it now (a remote store asks; this process's own view of
+   * `currentRevision` may lag writes of other API servers). Absent: `currentRevision()` is always current.
+   */
+  latestRevision?(prefix: string): Promise<Revision>
 
   /** Atomically creates the key; fails with KeyExists when it is live. Resolves once durable. */
   create(key: string, encode: Encoder): Promise<KeyValue>

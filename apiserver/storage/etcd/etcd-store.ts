@@ -72,6 +72,12 @@ export class EtcdStore implements Store {
     return (await this.range({ key, rangeEnd, countOnly: true })).count
   }
 
+  /** etcd's current revision, from a count-only Range of the prefix (one cheap read, as kube-apiserver's). */
+  async latestRevision (prefix: string): Promise<Revision> {
+    const { key, rangeEnd } = this.keys.range(prefix)
+    return (await this.range({ key, rangeEnd, countOnly: true, limit: 1 })).header.revision
+  }
+
   create (key: string, encode: Encoder): Promise<KeyValue> {
     let value: Buffer = Buffer.alloc(0)
     return this.write({
@@ -117,11 +123,12 @@ export class EtcdStore implements Store {
       log: this.log
     }, prefix, fromRevision, {
       onEvents: evs => callbacks.onEvents(evs),
-      onError: err => { this.watches.delete(w); callbacks.onError(err) }
+      onError: err => { this.watches.delete(w); callbacks.onError(err) },
+      onProgress: rev => callbacks.onProgress?.(rev)
     })
     this.watches.add(w)
     const stop = w.stop.bind(w)
-    return { stop: () => { this.watches.delete(w); stop() } }
+    return { stop: () => { this.watches.delete(w); stop() }, requestProgress: () => w.requestProgress() }
   }
 
   /** etcd's Compact (physical, so it is done when this resolves); an older revision than the last one is a no-op. */
