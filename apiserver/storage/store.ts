@@ -17,12 +17,29 @@ export interface KeyValue {
 }
 
 /**
- * Produces the bytes to store for a write, given the revision the write will commit at.
- * Called exactly once per successful write, inside the commit order, so the bytes can carry their
- * own revision (the registry writes `metadata.resourceVersion` in here). Must be synchronous and
- * must not throw for valid input.
+ * Produces the bytes to store for a write, given the revision the write will commit at, so the bytes can carry their
+ * own revision (the registry writes `metadata.resourceVersion` in here). Must be synchronous and must not throw for
+ * valid input. A store that learns the revision only from the commit (etcd, whose writes are in flight together)
+ * calls it with PENDING_REVISION instead and writes the revision in (`withRevision`) wherever it hands the bytes out:
+ * the written KeyValue, reads and watch events. Callers take the stored bytes from the KeyValue a write returns.
  */
 export type Encoder = (revision: Revision) => Buffer
+
+/** The revision a store passes to an encoder before the commit tells it the real one: 2^53 - 1, never reached. */
+export const PENDING_REVISION: Revision = Number.MAX_SAFE_INTEGER
+const PENDING_DIGITS = String(PENDING_REVISION)
+const PENDING_RV_FIELD = `"resourceVersion":"${PENDING_DIGITS}"`
+
+/**
+ * Bytes encoded for PENDING_REVISION with `revision` written in: at the JSON field `"resourceVersion"` holding it, else
+ * at the first occurrence of its digits. Bytes without it come back as they are.
+ */
+export function withRevision (bytes: Buffer, revision: Revision): Buffer {
+  let at = bytes.indexOf(PENDING_RV_FIELD)
+  at = at >= 0 ? at + PENDING_RV_FIELD.length - PENDING_DIGITS.length - 1 : bytes.indexOf(PENDING_DIGITS)
+  if (at < 0) return bytes
+  return Buffer.concat([bytes.subarray(0, at), Buffer.from(String(revision)), bytes.subarray(at + PENDING_DIGITS.length)])
+}
 
 export interface ListOptions {
   /** Read at this retained revision (a consistent snapshot). Default: the current revision. */

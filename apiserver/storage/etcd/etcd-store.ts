@@ -1,11 +1,11 @@
-// The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as guarded Txns.
-import { StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
+// The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as compare-and-swap Txns.
+import { PENDING_REVISION, StorageError, withRevision, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
 import { EtcdClient, type EtcdClientOptions, type EtcdTls } from './etcd-client.js'
-import { GuardedWriter, type Committed, type WriteSpec } from './guarded-writes.js'
+import { TxnWriter, type Committed, type WriteSpec } from './txn-writes.js'
 import type { Msg } from './etcd-proto.js'
 import { EtcdWatch } from './etcd-watch.js'
 import { isCompactedError, isFutureError, toStorageError } from './errors.js'
-import { GUARD_KEY, KeySpace } from './keys.js'
+import { PROBE_KEY, KeySpace } from './keys.js'
 
 export interface EtcdStoreOptions {
   endpoints: string[]
@@ -24,8 +24,7 @@ export class EtcdStore implements Store {
   private readonly log: (msg: string) => void
   private rev: Revision = 0
   private compacted: Revision = 0
-  /** Sends the guarded write Txns (and keeps the guard revision they move). */
-  private readonly writer: GuardedWriter
+  private readonly writer: TxnWriter
   private readonly watches = new Set<EtcdWatch>()
   private closed = false
 
@@ -33,14 +32,14 @@ export class EtcdStore implements Store {
     this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs, route: opts.route })
     this.keys = new KeySpace(opts.prefix ?? '/registry')
     this.log = opts.log ?? (() => {})
-    this.writer = new GuardedWriter({ client: this.client, observe: rev => this.observe(rev), log: this.log })
+    this.writer = new TxnWriter({ client: this.client, observe: rev => this.observe(rev), revision: () => this.rev })
   }
 
-  /** Connects, learns the current and compacted revisions and aligns the revision guard. */
+  /** Connects and learns the current and compacted revisions. */
   static async open (opts: EtcdStoreOptions): Promise<EtcdStore> {
     const s = new EtcdStore(opts)
     try {
-      await s.syncGuard()
+      await s.syncRevision()
       s.compacted = await s.probeCompacted()
     } catch (err) {
       s.client.close()
@@ -51,6 +50,8 @@ export class EtcdStore implements Store {
 
   get endpoints (): string[] { return this.client.endpoints }
   currentRevision (): Revision { return this.rev }
+  /** Write Txns sent, and those whose answer was lost (looked for, then sent again). */
+  get writeStats (): { txns: number, lost: number } { return { ...this.writer.stats } }
   compactedRevision (): Revision { return this.compacted }
 
   async get (key: string, opts: { revision?: Revision } = {}): Promise<KeyValue | undefined> {
@@ -79,35 +80,40 @@ export class EtcdStore implements Store {
   }
 
   create (key: string, encode: Encoder): Promise<KeyValue> {
-    let value: Buffer = Buffer.alloc(0)
+    const etcdKey = this.keys.key(key)
+    const raw = encode(PENDING_REVISION)
     return this.write({
       key,
-      compare: [{ key: this.keys.key(key), target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
-      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value } }] },
-      written: () => value,
+      etcdKey,
+      compare: [{ key: etcdKey, target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
+      success: [{ requestPut: { key: etcdKey, value: raw } }],
+      value: raw,
       refused: () => new StorageError('KeyExists', `key ${key} already exists`, key)
-    }).then(res => ({ key, value, createRevision: res.revision, modRevision: res.revision }))
+    }).then(res => ({ key, value: withRevision(raw, res.revision), createRevision: res.revision, modRevision: res.revision }))
   }
 
   update (key: string, encode: Encoder, expectedModRevision?: Revision): Promise<KeyValue> {
-    let value: Buffer = Buffer.alloc(0)
+    const etcdKey = this.keys.key(key)
+    const raw = encode(PENDING_REVISION)
     return this.write({
       key,
+      etcdKey,
       compare: this.expect(key, expectedModRevision),
-      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value, prevKv: true } }] },
-      written: () => value,
+      success: [{ requestPut: { key: etcdKey, value: raw, prevKv: true } }],
+      value: raw,
       refused: live => this.refusal(key, live)
-    }).then(res => ({ key, value, createRevision: res.prev.createRevision, modRevision: res.revision }))
+    }).then(res => ({ key, value: withRevision(raw, res.revision), createRevision: res.prev?.createRevision ?? 0, modRevision: res.revision }))
   }
 
   delete (key: string, expectedModRevision?: Revision): Promise<KeyValue> {
+    const etcdKey = this.keys.key(key)
     return this.write({
       key,
+      etcdKey,
       compare: this.expect(key, expectedModRevision),
-      success: () => [{ requestDeleteRange: { key: this.keys.key(key), prevKv: true } }],
-      written: () => undefined,
+      success: [{ requestDeleteRange: { key: etcdKey, prevKv: true } }],
       refused: live => this.refusal(key, live)
-    }).then(res => ({ ...this.keys.kv(res.prev), modRevision: res.revision }))
+    }).then(res => ({ ...this.keys.kv(res.prev ?? { key: etcdKey, value: Buffer.alloc(0), createRevision: 0, modRevision: 0 }), modRevision: res.revision }))
   }
 
   watch (prefix: string, fromRevision: Revision, callbacks: WatchCallbacks): WatchHandle {
@@ -196,30 +202,15 @@ export class EtcdStore implements Store {
     }
   }
 
-  /** Submits one guarded write; it is sent with every other write queued by then (see GuardedWriter). */
-  private write (spec: Omit<WriteSpec, 'etcdKey'>): Promise<Committed> {
-    // Refused at the call once closing began; a write queued before close() still commits (close waits for it).
+  /** Sends one write now, in flight with any others (see TxnWriter). */
+  private write (spec: WriteSpec): Promise<Committed> {
+    // Refused at the call once closing began; a write sent before close() still commits (close waits for it).
     if (this.closed) return Promise.reject(new StorageError('StoreClosed', 'the store is closed', spec.key))
-    return this.writer.submit({ ...spec, etcdKey: this.keys.key(spec.key) })
-  }
-
-  /** Reads the guard and, when writes outside the guard moved the revision past it, moves the guard up to now. */
-  private async syncGuard (): Promise<void> {
-    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY })
-    this.observe(res.header.revision)
-    this.writer.guard = res.kvs[0]?.modRevision ?? 0
-    if (this.writer.guard === res.header.revision) return
-    const bump = await this.client.call('KV', 'Txn', {
-      compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.writer.guard }],
-      success: [{ requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
-      failure: [{ requestRange: { key: GUARD_KEY } }]
-    })
-    this.observe(bump.header.revision)
-    this.writer.guard = bump.succeeded === true ? bump.header.revision : (bump.responses[0].responseRange.kvs[0]?.modRevision ?? 0)
+    return this.writer.submit(spec)
   }
 
   private async syncRevision (): Promise<void> {
-    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY, countOnly: true })
+    const res = await this.client.call('KV', 'Range', { key: PROBE_KEY, countOnly: true })
     this.observe(res.header.revision)
   }
 
@@ -230,7 +221,7 @@ export class EtcdStore implements Store {
   private async probeCompacted (): Promise<Revision> {
     const readable = async (revision: Revision): Promise<boolean> => {
       try {
-        await this.client.call('KV', 'Range', { key: GUARD_KEY, revision, countOnly: true })
+        await this.client.call('KV', 'Range', { key: PROBE_KEY, revision, countOnly: true })
         return true
       } catch (err) {
         if (isCompactedError(err)) return false

@@ -1,6 +1,6 @@
 // One etcd Watch stream behind one Store.watch(): decodes events, resumes on another endpoint from the last revision.
 import type { ClientDuplexStream } from '@grpc/grpc-js'
-import { StorageError, type Revision, type WatchCallbacks, type WatchEvent, type WatchHandle } from '../store.js'
+import { StorageError, withRevision, type Revision, type WatchCallbacks, type WatchEvent, type WatchHandle } from '../store.js'
 import type { EtcdClient } from './etcd-client.js'
 import type { Msg } from './etcd-proto.js'
 import type { KeySpace } from './keys.js'
@@ -126,10 +126,10 @@ export class EtcdWatch implements WatchHandle {
     const prev: Msg | undefined = e.prevKv ?? undefined
     const key = this.host.keys.strip(kv.key)
     if (e.type === 'DELETE') {
-      return { type: 'delete', key, value: prev?.value ?? Buffer.alloc(0), revision: kv.modRevision, createRevision: prev?.createRevision ?? 0 }
+      return { type: 'delete', key, value: prev === undefined ? Buffer.alloc(0) : withRevision(prev.value, prev.modRevision), revision: kv.modRevision, createRevision: prev?.createRevision ?? 0 }
     }
-    const ev: WatchEvent = { type: 'put', key, value: kv.value, revision: kv.modRevision, createRevision: kv.createRevision }
-    if (prev != null && kv.createRevision !== kv.modRevision) ev.prevValue = prev.value
+    const ev: WatchEvent = { type: 'put', key, value: withRevision(kv.value, kv.modRevision), revision: kv.modRevision, createRevision: kv.createRevision }
+    if (prev != null && kv.createRevision !== kv.modRevision) ev.prevValue = withRevision(prev.value, prev.modRevision)
     return ev
   }
 }
