@@ -24,7 +24,8 @@ if ('skip' in cluster) {
     t.teardown(() => {
       const served = stores.reduce((sum, s) => sum + s.stats.fromCache, 0)
       const fallbacks = stores.reduce((sum, s) => sum + s.stats.fallbacks, 0)
-      t.comment(`LISTs served from the cache: ${served}, fell back to etcd: ${fallbacks}`)
+      const watches = stores.reduce((sum, s) => sum + s.stats.watchesFromCache, 0)
+      t.comment(`LISTs served from the cache: ${served}, fell back to etcd: ${fallbacks}; watches served from the cache: ${watches}`)
       if (served === 0) throw new Error('no LIST of the suite was served from the cache')
     })
   })
@@ -81,6 +82,30 @@ if ('skip' in cluster) {
     const next = await on.list('w/', { revision: first.revision, startKey: 'w/2', limit: 2, scan: true })
     t.same(next.items.map(kv => kv.key), ['w/2', 'w/3'], 'the pages of a scan come from one snapshot')
     t.equal(on.stats.fromCache, 3)
+  })
+
+  t.test('watches from the cache: a later start replays its ring, each sees its prefix only, in order, each event once', async t => {
+    const s = await open(false, '/watch')
+    t.teardown(() => s.close())
+    await s.create('r/a/0', rev => Buffer.from(`a0@${rev}`))
+    await s.list('r/', { notOlderThan: 0 }) // starts the cache
+    const from = s.currentRevision()
+    const writes: number[] = []
+    for (let i = 1; i <= 4; i++) writes.push((await s.create(`r/${i % 2 === 0 ? 'a' : 'b'}/${i}`, rev => Buffer.from(`${i}@${rev}`))).modRevision)
+    const got: Array<{ key: string, rev: number, value: string }> = []
+    const onlyA: string[] = []
+    const errors: unknown[] = []
+    const all = s.watch('r/', from, { onEvents: evs => { for (const e of evs) got.push({ key: e.key, rev: e.revision, value: e.value.toString() }) }, onError: e => errors.push(e) })
+    const a = s.watch('r/a/', from, { onEvents: evs => { for (const e of evs) onlyA.push(e.key) }, onError: e => errors.push(e) })
+    t.equal(s.stats.watchesFromCache, 2, 'both served from the cache')
+    const last = (await s.update('r/a/0', rev => Buffer.from(`a0 again@${rev}`))).modRevision
+    for (let i = 0; i < 100 && got.length < 5; i++) await new Promise(resolve => setTimeout(resolve, 20))
+    all.stop()
+    a.stop()
+    t.same(got.map(e => e.rev), [...writes, last], 'every event after the start, in revision order')
+    t.same(got.map(e => e.value), ['1@' + writes[0], '2@' + writes[1], '3@' + writes[2], '4@' + writes[3], `a0 again@${last}`], 'the bytes carry their revision')
+    t.same(onlyA, ['r/a/2', 'r/a/4', 'r/a/0'])
+    t.same(errors, [])
   })
 
   t.test('registry keys: one cache per /<group>/<plural>/', async t => {

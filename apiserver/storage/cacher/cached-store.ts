@@ -1,4 +1,4 @@
-// A watch cache in front of a store: LISTs that may be served from memory are, per resource, as kube-apiserver's cacher.
+// A watch cache in front of a store: LISTs and watches that may be served from memory are, per resource, as kube-apiserver's cacher.
 import type { Encoder, KeyValue, ListOptions, ListResult, Revision, SpaceStatus, Store, WatchCallbacks, WatchHandle } from '../store.js'
 import { ResourceCache, type ResourceCacheOptions } from './resource-cache.js'
 
@@ -22,6 +22,8 @@ export interface CacheStats {
   fromCache: number
   /** LISTs that could have been, read from the store because the cache did not catch up in time. */
   fallbacks: number
+  /** Watches served from a cache's events. */
+  watchesFromCache: number
 }
 
 /**
@@ -30,10 +32,10 @@ export interface CacheStats {
  * limit, once the cache reached the store's latest revision (asked of the store by a cheap read; the cache catches up
  * on a quiet resource through progress notifications), or from the store when it did not within `waitMs`. Exact
  * revisions and continue pages read the store. The pages of a selector scan after the first come from the same cached
- * snapshot. Writes, gets and watches go to the store.
+ * snapshot. Watches are served from the cache's events when it holds them all. Writes and gets go to the store.
  */
 export class CachedStore implements Store {
-  readonly stats: CacheStats = { fromCache: 0, fallbacks: 0 }
+  readonly stats: CacheStats = { fromCache: 0, fallbacks: 0, watchesFromCache: 0 }
   private readonly caches = new Map<string, ResourceCache>()
   private readonly resourceOf: (prefix: string) => string | undefined
   private closed = false
@@ -49,7 +51,6 @@ export class CachedStore implements Store {
   create (key: string, encode: Encoder): Promise<KeyValue> { return this.inner.create(key, encode) }
   update (key: string, encode: Encoder, expected?: Revision): Promise<KeyValue> { return this.inner.update(key, encode, expected) }
   delete (key: string, expected?: Revision): Promise<KeyValue> { return this.inner.delete(key, expected) }
-  watch (prefix: string, from: Revision, callbacks: WatchCallbacks): WatchHandle { return this.inner.watch(prefix, from, callbacks) }
   compact (revision: Revision): Promise<void> { return this.inner.compact(revision) }
   space (): SpaceStatus { return this.inner.space() }
   onSpaceChange (listener: (status: SpaceStatus) => void): () => void { return this.inner.onSpaceChange(listener) }
@@ -84,6 +85,19 @@ export class CachedStore implements Store {
     this.stats.fallbacks++
     this.o.log?.(`watch cache of ${resource} did not reach revision ${needed} in time; listing from the store`)
     return await this.inner.list(prefix, opts)
+  }
+
+  /**
+   * From the resource's cache when it holds every event after `from` (and `from` is not compacted away); else from the
+   * store, and the cache starts (its first LIST and watch) for the watches after.
+   */
+  watch (prefix: string, from: Revision, callbacks: WatchCallbacks): WatchHandle {
+    const resource = this.closed ? undefined : this.resourceOf(prefix)
+    if (resource !== undefined && from >= this.inner.compactedRevision()) {
+      const handle = this.cacheOf(resource).watch(prefix, from, callbacks)
+      if (handle !== undefined) { this.stats.watchesFromCache++; return handle }
+    }
+    return this.inner.watch(prefix, from, callbacks)
   }
 
   async close (): Promise<void> {

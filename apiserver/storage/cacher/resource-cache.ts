@@ -1,5 +1,7 @@
-// The watch cache of one resource: its full current state in memory, kept by one store watch, and sorted snapshots.
-import { StorageError, type KeyValue, type ListResult, type Revision, type Store, type WatchEvent, type WatchHandle } from '../store.js'
+// The watch cache of one resource: its full current state in memory, kept by one store watch, sorted snapshots for
+// LISTs, and the watchers it serves from memory.
+import { StorageError, type KeyValue, type ListResult, type Revision, type Store, type WatchCallbacks, type WatchEvent, type WatchHandle } from '../store.js'
+import { CacheWatchers } from './cache-watchers.js'
 
 export interface ResourceCacheOptions {
   /** Page size of the initial LIST (default 1000). */
@@ -8,6 +10,8 @@ export interface ResourceCacheOptions {
   progressEveryMs?: number
   /** Delay before the cache lists and watches again after its watch ended (default 1000 ms). */
   restartMs?: number
+  /** Recent events kept for watchers starting in the past (between this and twice this; default 4096). */
+  ringSize?: number
   log?: (msg: string) => void
 }
 
@@ -38,14 +42,16 @@ export class ResourceCache {
   private ready = false
   private readonly items = new Map<string, KeyValue>()
   private snapshots: Snapshot[] = []
-  private watch?: WatchHandle
+  private storeWatch?: WatchHandle
   private waiters: Waiter[] = []
   private progressTimer?: NodeJS.Timeout
   private restartTimer?: NodeJS.Timeout
   private stopped = false
   private generation = 0
+  private readonly watchers: CacheWatchers
 
   constructor (private readonly store: Store, readonly prefix: string, private readonly o: ResourceCacheOptions = {}) {
+    this.watchers = new CacheWatchers(o.ringSize)
     void this.start()
   }
 
@@ -81,9 +87,19 @@ export class ResourceCache {
     return { items: snap.items.slice(start, stop), revision: snap.revision, remaining: end - stop }
   }
 
+  /**
+   * Serves a watch of `prefix` (within the resource) from memory when the cache is ready and holds every event after
+   * `from`; undefined otherwise (the caller watches the store).
+   */
+  watch (prefix: string, from: Revision, cb: WatchCallbacks): WatchHandle | undefined {
+    if (!this.ready || this.stopped || !this.watchers.covers(from)) return undefined
+    return this.watchers.subscribe(prefix, from, cb)
+  }
+
   stop (): void {
+    this.watchers.fail(new StorageError('StoreClosed', 'the store is closed'))
     this.stopped = true
-    this.watch?.stop()
+    this.storeWatch?.stop()
     clearTimeout(this.restartTimer)
     clearInterval(this.progressTimer)
     for (const w of this.waiters.splice(0)) w.resolve(false)
@@ -114,9 +130,10 @@ export class ResourceCache {
         startKey = page.items[page.items.length - 1].key + '\x00'
       }
       this.revision = revision
-      this.watch = this.store.watch(this.prefix, revision, {
+      this.watchers.reset(revision)
+      this.storeWatch = this.store.watch(this.prefix, revision, {
         onEvents: evs => { if (generation === this.generation) this.apply(evs) },
-        onProgress: rev => { if (generation === this.generation) this.advance(rev) },
+        onProgress: rev => { if (generation === this.generation) { this.advance(rev); this.watchers.progress(rev) } },
         onError: err => { if (generation === this.generation) this.restart(err) }
       })
       this.ready = true
@@ -135,6 +152,7 @@ export class ResourceCache {
       }
     }
     this.advance(evs[evs.length - 1].revision)
+    this.watchers.add(evs)
   }
 
   private advance (revision: Revision): void {
@@ -155,19 +173,20 @@ export class ResourceCache {
   }
 
   private askProgress (): void {
-    this.watch?.requestProgress?.()
+    this.storeWatch?.requestProgress?.()
     if (this.progressTimer !== undefined) return
     this.progressTimer = setInterval(() => {
       if (this.waiters.length === 0) { clearInterval(this.progressTimer); this.progressTimer = undefined; return }
-      this.watch?.requestProgress?.()
+      this.storeWatch?.requestProgress?.()
     }, this.o.progressEveryMs ?? 50)
     this.progressTimer.unref()
   }
 
   private restart (err: unknown): void {
     this.ready = false
-    this.watch?.stop()
-    this.watch = undefined
+    this.watchers.fail(err instanceof StorageError ? err : new StorageError('Internal', String((err as Error)?.message ?? err)))
+    this.storeWatch?.stop()
+    this.storeWatch = undefined
     this.items.clear()
     this.snapshots = []
     this.revision = 0

@@ -1,4 +1,4 @@
-// How the store's keys map onto etcd's byte keys: one base prefix, range ends, and the revision guard key.
+// How the store's keys map onto etcd's byte keys: one base prefix, range ends, and the probe key.
 import { withRevision, type KeyValue } from '../store.js'
 import type { Msg } from './etcd-proto.js'
 
