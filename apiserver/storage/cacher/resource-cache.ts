@@ -17,6 +17,8 @@ export interface ResourceCacheOptions {
 
 interface Snapshot {
   revision: Revision
+  /** The cache's change count it was taken at: a later revision with no change shares its items. */
+  changes: number
   /** Every live key under the resource prefix, in key order. */
   items: KeyValue[]
 }
@@ -48,6 +50,7 @@ export class ResourceCache {
   private restartTimer?: NodeJS.Timeout
   private stopped = false
   private generation = 0
+  private changes = 0
   private readonly watchers: CacheWatchers
 
   constructor (private readonly store: Store, readonly prefix: string, private readonly o: ResourceCacheOptions = {}) {
@@ -110,7 +113,8 @@ export class ResourceCache {
     if (!this.ready) return undefined
     const last = this.snapshots[this.snapshots.length - 1]
     if (last !== undefined && last.revision === this.revision) return last
-    const snap = { revision: this.revision, items: [...this.items.values()].sort(byKey) }
+    const items = last !== undefined && last.changes === this.changes ? last.items : [...this.items.values()].sort(byKey)
+    const snap = { revision: this.revision, changes: this.changes, items }
     this.snapshots.push(snap)
     if (this.snapshots.length > SNAPSHOTS_KEPT) this.snapshots.shift()
     return snap
@@ -144,6 +148,7 @@ export class ResourceCache {
   }
 
   private apply (evs: WatchEvent[]): void {
+    this.changes++
     for (const ev of evs) {
       if (ev.type === 'delete') this.items.delete(ev.key)
       else {
