@@ -35,9 +35,10 @@ const PENDING_RV_FIELD = `"resourceVersion":"${PENDING_DIGITS}"`
  * at the first occurrence of its digits. Bytes without it come back as they are.
  */
 export function withRevision (bytes: Buffer, revision: Revision): Buffer {
-  let at = bytes.indexOf(PENDING_RV_FIELD)
-  at = at >= 0 ? at + PENDING_RV_FIELD.length - PENDING_DIGITS.length - 1 : bytes.indexOf(PENDING_DIGITS)
+  let at = bytes.indexOf(PENDING_DIGITS) // one scan for the common case: bytes with their revision already
   if (at < 0) return bytes
+  const field = bytes.indexOf(PENDING_RV_FIELD, Math.max(0, at - PENDING_RV_FIELD.length + PENDING_DIGITS.length + 1))
+  if (field >= 0) at = field + PENDING_RV_FIELD.length - PENDING_DIGITS.length - 1
   return Buffer.concat([bytes.subarray(0, at), Buffer.from(String(revision)), bytes.subarray(at + PENDING_DIGITS.length)])
 }
 
