@@ -1,5 +1,6 @@
 // Two `orch apiserver` on one 3-member etcd cluster: one PKI and kubeconfig for both, writes seen across, CRDs served
-// by both, and a watcher whose API server dies resumes on the other from its last resourceVersion, missing nothing.
+// by both, a consistent LIST through the second (ConsistentListFromCache on: from its watch cache) sees what the first
+// just wrote, and a watcher whose API server dies resumes on the other from its last resourceVersion, missing nothing.
 import t from 'tap'
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,7 +22,7 @@ if ('skip' in cluster) {
   t.teardown(() => a.stop())
   // The second server shares the first one's PKI directory (CA, serving and service-account keys).
   cpSync(join(dir, 'a', 'pki'), join(dir, 'b', 'pki'), { recursive: true })
-  const b = await startOrch(join(dir, 'b'), 60_000, etcdArgs, 'apiserver')
+  const b = await startOrch(join(dir, 'b'), 60_000, [...etcdArgs, '--feature-gates', 'ConsistentListFromCache=true'], 'apiserver')
   t.teardown(() => b.stop())
 
   t.test('two API servers on one etcd serve one cluster', async t => {
@@ -58,6 +59,26 @@ if ('skip' in cluster) {
 
     const leases = await kc(a.server, 'get', 'leases', '-n', 'kube-system', '-l', 'apiserver.kubernetes.io/identity=kube-apiserver', '-o', 'name')
     t.equal(leases.stdout.trim().split('\n').filter(l => l !== '').length, 2, `each API server holds an identity Lease: ${leases.stdout}${leases.stderr}`)
+  })
+
+  t.test('with ConsistentListFromCache a LIST through one server sees the write just acknowledged by the other', async t => {
+    const path = '/api/v1/namespaces/default/configmaps'
+    const missed: string[] = []
+    for (let i = 0; i < 15; i++) {
+      const name = `ryw-${i}`
+      const res = await request(a.server + path, {
+        method: 'POST', dispatcher: a.dispatcher, headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name } })
+      })
+      const created = await res.body.json() as { metadata: { resourceVersion: string } }
+      t.equal(res.statusCode, 201)
+      const list = await request(b.server + path, { dispatcher: b.dispatcher })
+      const body = await list.body.json() as { metadata: { resourceVersion: string }, items: Array<{ metadata: { name: string } }> }
+      if (!body.items.some(x => x.metadata.name === name) || Number(body.metadata.resourceVersion) < Number(created.metadata.resourceVersion)) {
+        missed.push(`${name} (created at ${created.metadata.resourceVersion}, listed at ${body.metadata.resourceVersion})`)
+      }
+    }
+    t.same(missed, [], 'every LIST through the other server saw the create before it')
   })
 
   t.test('a watch through a server that dies resumes on the other with no event lost or repeated', async t => {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import { startCompactor } from '../storage/etcd/compactor.js'
 import { EtcdStore } from '../storage/etcd/index.js'
 import type { Store } from '../storage/store.js'
+import { CachedStore } from '../storage/cacher/cached-store.js'
 import type { EtcdOptions } from './etcd-flags.js'
 import type { Egress } from '../egress/egress.js'
 import { startForwarder, type Forwarder } from '../egress/forwarder.js'
@@ -24,7 +25,11 @@ async function egressRoutes (endpoints: string[], egress: Egress | undefined, lo
   return { route: e => routes.get(e), close: async () => { await Promise.all(forwarders.map(async f => await f.close())) } }
 }
 
-export async function openEtcdBackend (o: EtcdOptions, logger: Logger, egress?: Egress): Promise<Store> {
+/**
+ * The etcd store behind its watch cache (LISTs at resourceVersion "0" and NotOlderThan from memory, and consistent ones
+ * too with the ConsistentListFromCache gate).
+ */
+export async function openEtcdBackend (o: EtcdOptions, logger: Logger, egress?: Egress, gates: { consistentListFromCache?: boolean } = {}): Promise<Store> {
   const log = logger.child({ component: 'etcd' })
   const routes = await egressRoutes(o.servers, egress, log)
   const store = await EtcdStore.open({
@@ -36,7 +41,8 @@ export async function openEtcdBackend (o: EtcdOptions, logger: Logger, egress?: 
   }).catch(async (err: unknown) => { await routes.close(); throw err })
   const stopCompactor = startCompactor(store, o.compactionIntervalMs, err => log.warn({ err }, 'etcd compaction failed'))
   log.info({ endpoints: o.servers, prefix: o.prefix, revision: store.currentRevision() }, 'storing in etcd')
-  const close = store.close.bind(store)
-  store.close = async () => { stopCompactor(); await close(); await routes.close() }
-  return store
+  const cached = new CachedStore(store, { consistentListFromCache: gates.consistentListFromCache === true, log: msg => log.warn(msg) })
+  const close = cached.close.bind(cached)
+  cached.close = async () => { stopCompactor(); await close(); await routes.close() }
+  return cached
 }

@@ -44,6 +44,7 @@ import { withResourceMetrics } from '../metrics-api/metrics-registry.js'
 import { inProcessClient } from '../controllers/client/in-process.js'
 import { startScheduler } from '../scheduler/run.js'
 import { ApiServerIdentity } from '../controllers/apiserver-identity.js'
+import { ApiServerLeaseGc } from '../controllers/apiserver-lease-gc.js'
 import { systemControllerClock } from '../controllers/clock.js'
 import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
@@ -178,7 +179,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger, egress) : await openLmdbStore({
+  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger, egress, { consistentListFromCache: o.featureGates?.enabled('ConsistentListFromCache') === true }) : await openLmdbStore({
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,
@@ -297,6 +298,10 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     const identity = o.featureGates?.enabled('APIServerIdentity') === false ? undefined
       : new ApiServerIdentity({ client: inProcessClient(registry, 'kube-apiserver'), clock: systemControllerClock, logger, hostname: hostname(), url })
     identity?.start()
+    // And the collector of identity Leases whose API servers stopped renewing them (hourly, as kube-apiserver's).
+    const leaseGc = identity === undefined ? undefined
+      : new ApiServerLeaseGc({ client: inProcessClient(registry, 'kube-apiserver'), clock: systemControllerClock, logger })
+    leaseGc?.start()
     const node: RunningAgent | undefined = prepared === undefined ? undefined : await startLocalNode(prepared)
     const running = workloads
     let stopping: Promise<void> | undefined
@@ -315,6 +320,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
         // The node agent goes next, while the API server can still take its last status writes.
         await node?.stop({ shutdown: true })
         running?.stop()
+        leaseGc?.stop()
         await identity?.stop()
         await srv.close()
         await metricsSource.close()

@@ -70,9 +70,10 @@ async function writeNew (core: ResourceCore, ctx: RequestContext, obj: Obj, gene
         const served = servedObject(core, stored)
         return { bytes: Buffer.from(JSON.stringify(served)), object: served }
       }
-      let bytes: Buffer | undefined
-      await core.store.create(key, revisionEncoder(stored, b => { bytes = b }))
-      return finish(core, stored, bytes as Buffer)
+      // The stored bytes as the store returns them: a store may learn the revision only from the commit.
+      const kv = await core.store.create(key, revisionEncoder(stored))
+      meta.resourceVersion = String(kv.modRevision)
+      return finish(core, stored, kv.value)
     } catch (err) {
       const exists = isStorageError(err, 'KeyExists') || (err instanceof Error && 'reason' in err && err.reason === 'AlreadyExists')
       if (generate && exists && attempt < GENERATE_NAME_ATTEMPTS) {

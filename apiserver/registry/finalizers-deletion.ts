@@ -96,9 +96,9 @@ async function markForDeletion (core: ResourceCore, ctx: RequestContext, key: st
     const bytes = Buffer.from(JSON.stringify(obj))
     return { bytes: servedBytes(core, bytes), object: obj, deleted: false }
   }
-  let bytes: Buffer | undefined
-  await core.store.update(key, revisionEncoder(obj, b => { bytes = b }), modRevision)
-  return { bytes: servedBytes(core, bytes as Buffer), object: obj, deleted: false }
+  const kv = await core.store.update(key, revisionEncoder(obj), modRevision)
+  meta.resourceVersion = String(kv.modRevision)
+  return { bytes: servedBytes(core, kv.value), object: obj, deleted: false }
 }
 
 /** After an update: removes an object whose deletion was pending and that nothing holds any more. */

@@ -14,6 +14,8 @@ import { parseJson } from './object-meta.js'
 interface ReadPlan {
   /** undefined = the current revision. */
   revision?: number
+  /** Without revision: any snapshot at or after this one will do (resourceVersion "0", NotOlderThan); a watch cache may answer. */
+  notOlderThan?: number
   startKey?: string
   issuedAt: number
   op: StorageOp
@@ -45,12 +47,13 @@ export async function planList (core: ResourceCore, namespace: string, q: ListQu
     await waitForRevision(core, rv as number)
     return { revision: rv, issuedAt: now, op: 'list' }
   }
-  if (rv === undefined || rv === 0) return { issuedAt: now, op: 'list' }
+  if (rv === undefined) return { issuedAt: now, op: 'list' }
+  if (rv === 0) return { issuedAt: now, op: 'list', notOlderThan: 0 }
   await waitForRevision(core, rv)
   // A limited list reads its first page at the version given (unset match and NotOlderThan alike), so a version
   // older than the retained history answers 410 and the client retries with a newer one (spec §4.6).
   if (limited) return { revision: rv, issuedAt: now, op: 'list' }
-  return { issuedAt: now, op: 'list' }
+  return { issuedAt: now, op: 'list', notOlderThan: rv }
 }
 
 /** LIST of one namespace ('' = all), as spec 2.3 and 4.6 describe. */
@@ -76,7 +79,7 @@ function token (core: ResourceCore, revision: number, lastKey: string, plan: Rea
 }
 
 async function listPlain (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number): Promise<ListResult> {
-  const res = await core.store.list(prefix, { revision: plan.revision, startKey: plan.startKey, limit })
+  const res = await core.store.list(prefix, { revision: plan.revision, startKey: plan.startKey, limit, notOlderThan: plan.notOlderThan })
   const items = res.items.map(kv => servedBytes(core, kv.value))
   const out: ListResult = { items, resourceVersion: String(res.revision), continue: '' }
   if (limit > 0 && res.remaining > 0 && res.items.length > 0) {
@@ -93,8 +96,12 @@ async function listSelected (core: ResourceCore, prefix: string, plan: ReadPlan,
   let revision = plan.revision
   let startKey = plan.startKey
   const page = limit > 0 ? Math.max(limit, SCAN_PAGE) : SCAN_PAGE
+  // A scan that starts at the current state (not at a client's revision or continue token) may page through the
+  // snapshot of a watch cache; one at a given revision reads the store, and so does a consistent one the client
+  // limits (kube-apiserver v1.29 sends limited LISTs other than resourceVersion "0" to etcd).
+  const scan = plan.revision === undefined && plan.startKey === undefined && (limit === 0 || plan.notOlderThan !== undefined)
   for (;;) {
-    const res = await core.store.list(prefix, { revision, startKey, limit: page })
+    const res = await core.store.list(prefix, { revision, startKey, limit: page, scan, notOlderThan: revision === undefined ? plan.notOlderThan : undefined })
     revision = res.revision
     for (let i = 0; i < res.items.length; i++) {
       const kv = res.items[i]

@@ -141,13 +141,9 @@ async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string
   }
   if (ctx.dryRun) return finish(core, stored, same)
   // Serialized once: the commit revision is spliced into the bytes already made for the comparison.
-  let bytes: Buffer | undefined
-  const kv = await core.store.update(key, (revision) => {
-    metaOf(stored).resourceVersion = String(revision)
-    bytes = rewriteResourceVersion(same, String(revision))
-    return bytes
-  }, cur.modRevision)
-  const result = finish(core, stored, bytes as Buffer)
+  const kv = await core.store.update(key, revision => rewriteResourceVersion(same, String(revision)), cur.modRevision)
+  metaOf(stored).resourceVersion = String(kv.modRevision)
+  const result = finish(core, stored, kv.value)
   await completeIfFinalized(core, key, stored, kv.modRevision)
   return result
 }

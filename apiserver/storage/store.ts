@@ -17,12 +17,30 @@ export interface KeyValue {
 }
 
 /**
- * Produces the bytes to store for a write, given the revision the write will commit at.
- * Called exactly once per successful write, inside the commit order, so the bytes can carry their
- * own revision (the registry writes `metadata.resourceVersion` in here). Must be synchronous and
- * must not throw for valid input.
+ * Produces the bytes to store for a write, given the revision the write will commit at, so the bytes can carry their
+ * own revision (the registry writes `metadata.resourceVersion` in here). Must be synchronous and must not throw for
+ * valid input. A store that learns the revision only from the commit (etcd, whose writes are in flight together)
+ * calls it with PENDING_REVISION instead and writes the revision in (`withRevision`) wherever it hands the bytes out:
+ * the written KeyValue, reads and watch events. Callers take the stored bytes from the KeyValue a write returns.
  */
 export type Encoder = (revision: Revision) => Buffer
+
+/** The revision a store passes to an encoder before the commit tells it the real one: 2^53 - 1, never reached. */
+export const PENDING_REVISION: Revision = Number.MAX_SAFE_INTEGER
+const PENDING_DIGITS = String(PENDING_REVISION)
+const PENDING_RV_FIELD = `"resourceVersion":"${PENDING_DIGITS}"`
+
+/**
+ * Bytes encoded for PENDING_REVISION with `revision` written in: at the JSON field `"resourceVersion"` holding it, else
+ * at the first occurrence of its digits. Bytes without it come back as they are.
+ */
+export function withRevision (bytes: Buffer, revision: Revision): Buffer {
+  let at = bytes.indexOf(PENDING_DIGITS) // one scan for the common case: bytes with their revision already
+  if (at < 0) return bytes
+  const field = bytes.indexOf(PENDING_RV_FIELD, Math.max(0, at - PENDING_RV_FIELD.length + PENDING_DIGITS.length + 1))
+  if (field >= 0) at = field + PENDING_RV_FIELD.length - PENDING_DIGITS.length - 1
+  return Buffer.concat([bytes.subarray(0, at), Buffer.from(String(revision)), bytes.subarray(at + PENDING_DIGITS.length)])
+}
 
 export interface ListOptions {
   /** Read at this retained revision (a consistent snapshot). Default: the current revision. */
@@ -31,6 +49,17 @@ export interface ListOptions {
   startKey?: string
   /** Maximum number of items; 0 or undefined means no limit. */
   limit?: number
+  /**
+   * Without `revision`: any snapshot at or after this revision will do (resourceVersion "0" or NotOlderThan), so a
+   * watch cache in front of the store may answer. Absent: the read is consistent (sees every write acknowledged before
+   * it was made).
+   */
+  notOlderThan?: Revision
+  /**
+   * The limit pages a scan within one request (a selector filter), not the client's paging: a watch cache may serve
+   * every page from the snapshot of the first, at its revision.
+   */
+  scan?: boolean
 }
 
 export interface ListResult {
@@ -59,6 +88,8 @@ export interface WatchEvent {
 export interface WatchHandle {
   /** Stops delivery; idempotent. No callback runs after stop() returns. */
   stop(): void
+  /** Asks for a progress notification (onProgress) once every change up to the store's current revision is delivered. */
+  requestProgress?(): void
 }
 
 export interface WatchCallbacks {
@@ -69,6 +100,8 @@ export interface WatchCallbacks {
   onEvents(events: WatchEvent[]): void
   /** Called once when the watch cannot continue (e.g. compacted while catching up, store closed). */
   onError(err: StorageError): void
+  /** The watch has delivered every change under the prefix up to `revision` (a progress notification). */
+  onProgress?(revision: Revision): void
 }
 
 export interface Store {
@@ -83,6 +116,11 @@ export interface Store {
   list(prefix: string, opts?: ListOptions): Promise<ListResult>
   /** Number of keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>
+  /**
+   * The newest revision of the store as its server knows it now (a remote store asks; this process's own view of
+   * `currentRevision` may lag writes of other API servers). Absent: `currentRevision()` is always current.
+   */
+  latestRevision?(prefix: string): Promise<Revision>
 
   /** Atomically creates the key; fails with KeyExists when it is live. Resolves once durable. */
   create(key: string, encode: Encoder): Promise<KeyValue>

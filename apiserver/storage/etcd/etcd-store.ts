@@ -1,10 +1,11 @@
-// The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as guarded Txns.
-import { StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
-import { EtcdClient, isFailover, type EtcdClientOptions, type EtcdTls } from './etcd-client.js'
+// The etcd v3 store: the Store contract on an etcd cluster, resourceVersion = etcd revision, writes as compare-and-swap Txns.
+import { PENDING_REVISION, StorageError, withRevision, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store, type WatchCallbacks, type WatchHandle } from '../store.js'
+import { EtcdClient, type EtcdClientOptions, type EtcdTls } from './etcd-client.js'
+import { TxnWriter, type Committed, type WriteSpec } from './txn-writes.js'
 import type { Msg } from './etcd-proto.js'
 import { EtcdWatch } from './etcd-watch.js'
 import { isCompactedError, isFutureError, toStorageError } from './errors.js'
-import { GUARD_KEY, KeySpace } from './keys.js'
+import { PROBE_KEY, KeySpace } from './keys.js'
 
 export interface EtcdStoreOptions {
   endpoints: string[]
@@ -17,33 +18,13 @@ export interface EtcdStoreOptions {
   log?: (msg: string) => void
 }
 
-/** A committed write: its revision and the key's value before it (absent for a create). */
-interface Committed {
-  revision: Revision
-  prev: Msg
-}
-
-/** What one guarded write does: the request ops, given the revision it will commit at, and how a refusal reads. */
-interface WriteSpec {
-  key: string
-  compare: Msg[]
-  success: (revision: Revision) => Msg[]
-  /** The bytes the last success() call wrote (undefined for a delete). */
-  written: () => Buffer | undefined
-  /** The key's live kv (or undefined) explains why the key compare failed. */
-  refused: (live: Msg | undefined) => StorageError
-}
-
 export class EtcdStore implements Store {
   private readonly client: EtcdClient
   private readonly keys: KeySpace
   private readonly log: (msg: string) => void
   private rev: Revision = 0
   private compacted: Revision = 0
-  /** mod_revision of the guard key as last seen; a write commits at guard + 1. */
-  private guard: Revision = 0
-  /** Writes run one at a time (each needs the guard revision the previous one left). */
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly writer: TxnWriter
   private readonly watches = new Set<EtcdWatch>()
   private closed = false
 
@@ -51,13 +32,14 @@ export class EtcdStore implements Store {
     this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs, route: opts.route })
     this.keys = new KeySpace(opts.prefix ?? '/registry')
     this.log = opts.log ?? (() => {})
+    this.writer = new TxnWriter({ client: this.client, observe: rev => this.observe(rev), revision: () => this.rev })
   }
 
-  /** Connects, learns the current and compacted revisions and aligns the revision guard. */
+  /** Connects and learns the current and compacted revisions. */
   static async open (opts: EtcdStoreOptions): Promise<EtcdStore> {
     const s = new EtcdStore(opts)
     try {
-      await s.syncGuard()
+      await s.syncRevision()
       s.compacted = await s.probeCompacted()
     } catch (err) {
       s.client.close()
@@ -68,6 +50,8 @@ export class EtcdStore implements Store {
 
   get endpoints (): string[] { return this.client.endpoints }
   currentRevision (): Revision { return this.rev }
+  /** Write Txns sent, and those whose answer was lost (looked for, then sent again). */
+  get writeStats (): { txns: number, lost: number } { return { ...this.writer.stats } }
   compactedRevision (): Revision { return this.compacted }
 
   async get (key: string, opts: { revision?: Revision } = {}): Promise<KeyValue | undefined> {
@@ -89,36 +73,47 @@ export class EtcdStore implements Store {
     return (await this.range({ key, rangeEnd, countOnly: true })).count
   }
 
+  /** etcd's current revision, from a count-only Range of the prefix (one cheap read, as kube-apiserver's). */
+  async latestRevision (prefix: string): Promise<Revision> {
+    const { key, rangeEnd } = this.keys.range(prefix)
+    return (await this.range({ key, rangeEnd, countOnly: true, limit: 1 })).header.revision
+  }
+
   create (key: string, encode: Encoder): Promise<KeyValue> {
-    let value: Buffer = Buffer.alloc(0)
+    const etcdKey = this.keys.key(key)
+    const raw = encode(PENDING_REVISION)
     return this.write({
       key,
-      compare: [{ key: this.keys.key(key), target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
-      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value } }] },
-      written: () => value,
+      etcdKey,
+      compare: [{ key: etcdKey, target: 'CREATE', result: 'EQUAL', createRevision: 0 }],
+      success: [{ requestPut: { key: etcdKey, value: raw } }],
+      value: raw,
       refused: () => new StorageError('KeyExists', `key ${key} already exists`, key)
-    }).then(res => ({ key, value, createRevision: res.revision, modRevision: res.revision }))
+    }).then(res => ({ key, value: withRevision(raw, res.revision), createRevision: res.revision, modRevision: res.revision }))
   }
 
   update (key: string, encode: Encoder, expectedModRevision?: Revision): Promise<KeyValue> {
-    let value: Buffer = Buffer.alloc(0)
+    const etcdKey = this.keys.key(key)
+    const raw = encode(PENDING_REVISION)
     return this.write({
       key,
+      etcdKey,
       compare: this.expect(key, expectedModRevision),
-      success: rev => { value = encode(rev); return [{ requestPut: { key: this.keys.key(key), value, prevKv: true } }] },
-      written: () => value,
+      success: [{ requestPut: { key: etcdKey, value: raw, prevKv: true } }],
+      value: raw,
       refused: live => this.refusal(key, live)
-    }).then(res => ({ key, value, createRevision: res.prev.createRevision, modRevision: res.revision }))
+    }).then(res => ({ key, value: withRevision(raw, res.revision), createRevision: res.prev?.createRevision ?? 0, modRevision: res.revision }))
   }
 
   delete (key: string, expectedModRevision?: Revision): Promise<KeyValue> {
+    const etcdKey = this.keys.key(key)
     return this.write({
       key,
+      etcdKey,
       compare: this.expect(key, expectedModRevision),
-      success: () => [{ requestDeleteRange: { key: this.keys.key(key), prevKv: true } }],
-      written: () => undefined,
+      success: [{ requestDeleteRange: { key: etcdKey, prevKv: true } }],
       refused: live => this.refusal(key, live)
-    }).then(res => ({ ...this.keys.kv(res.prev), modRevision: res.revision }))
+    }).then(res => ({ ...this.keys.kv(res.prev ?? { key: etcdKey, value: Buffer.alloc(0), createRevision: 0, modRevision: 0 }), modRevision: res.revision }))
   }
 
   watch (prefix: string, fromRevision: Revision, callbacks: WatchCallbacks): WatchHandle {
@@ -134,11 +129,12 @@ export class EtcdStore implements Store {
       log: this.log
     }, prefix, fromRevision, {
       onEvents: evs => callbacks.onEvents(evs),
-      onError: err => { this.watches.delete(w); callbacks.onError(err) }
+      onError: err => { this.watches.delete(w); callbacks.onError(err) },
+      onProgress: rev => callbacks.onProgress?.(rev)
     })
     this.watches.add(w)
     const stop = w.stop.bind(w)
-    return { stop: () => { this.watches.delete(w); stop() } }
+    return { stop: () => { this.watches.delete(w); stop() }, requestProgress: () => w.requestProgress() }
   }
 
   /** etcd's Compact (physical, so it is done when this resolves); an older revision than the last one is a no-op. */
@@ -155,7 +151,7 @@ export class EtcdStore implements Store {
   async close (): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await this.queue.catch(() => {})
+    await this.writer.drain()
     for (const w of [...this.watches]) w.fail(new StorageError('StoreClosed', 'the store is closed'))
     this.watches.clear()
     this.client.close()
@@ -206,102 +202,15 @@ export class EtcdStore implements Store {
     }
   }
 
-  /** Runs one guarded write after the ones before it. */
+  /** Sends one write now, in flight with any others (see TxnWriter). */
   private write (spec: WriteSpec): Promise<Committed> {
-    // Refused at the call once closing began; a write queued before close() still commits (close waits for it).
+    // Refused at the call once closing began; a write sent before close() still commits (close waits for it).
     if (this.closed) return Promise.reject(new StorageError('StoreClosed', 'the store is closed', spec.key))
-    const run = async (): Promise<Committed> => {
-      try {
-        return await this.guardedTxn(spec)
-      } catch (err) {
-        throw toStorageError(err, 'write', spec.key)
-      }
-    }
-    const p = this.queue.then(run, run)
-    this.queue = p.catch(() => {})
-    return p
-  }
-
-  /**
-   * The Txn compares the guard's mod_revision with the one last seen, so when it succeeds it committed at exactly
-   * guard + 1 — the revision the encoder was given. When the guard moved (another API server wrote), it retries with
-   * the new guard; when only the key compare failed, the key's state says which error it is. A Txn whose answer was
-   * lost (member down, timeout) is sent again to the next member; if the guard then stands at the revision the lost
-   * attempt was for and the key holds that attempt's outcome, the lost attempt committed.
-   */
-  private async guardedTxn (spec: WriteSpec): Promise<Committed> {
-    const etcdKey = this.keys.key(spec.key)
-    let lost: Revision | undefined // the revision a Txn whose answer was lost would have committed at
-    let failures = 0
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const expected = this.guard + 1
-      let res: Msg
-      try {
-        res = await this.client.call('KV', 'Txn', {
-          compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }, ...spec.compare],
-          success: [...spec.success(expected), { requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
-          failure: [{ requestRange: { key: GUARD_KEY } }, { requestRange: { key: etcdKey } }]
-        }, undefined, true)
-      } catch (err) {
-        if (!isFailover(err) || ++failures > 3 * this.client.endpoints.length) throw err
-        lost = expected
-        await sleep(50 * failures)
-        continue
-      }
-      const rev: Revision = res.header.revision
-      this.observe(rev)
-      if (res.succeeded === true) {
-        this.guard = rev
-        if (rev !== expected) this.log(`etcd: a write outside orch moved the revision; ${spec.key} committed at ${rev}, encoded for ${expected}`)
-        const r0 = res.responses[0]
-        return { revision: rev, prev: r0.responsePut?.prevKv ?? r0.responseDeleteRange?.prevKvs?.[0] }
-      }
-      const guardMod: Revision = res.responses[0].responseRange.kvs[0]?.modRevision ?? 0
-      const live: Msg | undefined = res.responses[1].responseRange.kvs[0] ?? undefined
-      if (lost !== undefined && guardMod === lost) {
-        const ours = await this.lostCommit(spec, etcdKey, lost, live)
-        if (ours !== undefined) { this.guard = lost; return ours }
-      }
-      lost = undefined
-      if (guardMod !== this.guard) {
-        this.guard = guardMod
-        continue
-      }
-      throw spec.refused(live)
-    }
-    throw new StorageError('Internal', `etcd write of ${spec.key}: the revision guard kept moving`, spec.key)
-  }
-
-  /** Whether the write whose answer was lost committed at `revision`: the key changed at it (or is gone, for a delete). */
-  private async lostCommit (spec: WriteSpec, etcdKey: Buffer, revision: Revision, live: Msg | undefined): Promise<Committed | undefined> {
-    const value = spec.written()
-    const deleted = value === undefined
-    if (deleted ? live !== undefined : (live?.modRevision !== revision || !value.equals(live.value))) return undefined
-    const before = await this.client.call('KV', 'Range', { key: etcdKey, revision: revision - 1 })
-    if (deleted) {
-      const changes = await this.client.call('KV', 'Range', { key: etcdKey, revision })
-      if (changes.kvs.length > 0 || before.kvs.length === 0) return undefined
-    }
-    return { revision, prev: before.kvs[0] }
-  }
-
-  /** Reads the guard and, when writes outside the guard moved the revision past it, moves the guard up to now. */
-  private async syncGuard (): Promise<void> {
-    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY })
-    this.observe(res.header.revision)
-    this.guard = res.kvs[0]?.modRevision ?? 0
-    if (this.guard === res.header.revision) return
-    const bump = await this.client.call('KV', 'Txn', {
-      compare: [{ key: GUARD_KEY, target: 'MOD', result: 'EQUAL', modRevision: this.guard }],
-      success: [{ requestPut: { key: GUARD_KEY, value: Buffer.alloc(0) } }],
-      failure: [{ requestRange: { key: GUARD_KEY } }]
-    })
-    this.observe(bump.header.revision)
-    this.guard = bump.succeeded === true ? bump.header.revision : (bump.responses[0].responseRange.kvs[0]?.modRevision ?? 0)
+    return this.writer.submit(spec)
   }
 
   private async syncRevision (): Promise<void> {
-    const res = await this.client.call('KV', 'Range', { key: GUARD_KEY, countOnly: true })
+    const res = await this.client.call('KV', 'Range', { key: PROBE_KEY, countOnly: true })
     this.observe(res.header.revision)
   }
 
@@ -312,7 +221,7 @@ export class EtcdStore implements Store {
   private async probeCompacted (): Promise<Revision> {
     const readable = async (revision: Revision): Promise<boolean> => {
       try {
-        await this.client.call('KV', 'Range', { key: GUARD_KEY, revision, countOnly: true })
+        await this.client.call('KV', 'Range', { key: PROBE_KEY, revision, countOnly: true })
         return true
       } catch (err) {
         if (isCompactedError(err)) return false
@@ -329,8 +238,4 @@ export class EtcdStore implements Store {
     }
     return hi
   }
-}
-
-function sleep (ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms))
 }

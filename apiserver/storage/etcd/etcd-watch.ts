@@ -1,6 +1,6 @@
 // One etcd Watch stream behind one Store.watch(): decodes events, resumes on another endpoint from the last revision.
 import type { ClientDuplexStream } from '@grpc/grpc-js'
-import { StorageError, type Revision, type WatchCallbacks, type WatchEvent, type WatchHandle } from '../store.js'
+import { StorageError, withRevision, type Revision, type WatchCallbacks, type WatchEvent, type WatchHandle } from '../store.js'
 import type { EtcdClient } from './etcd-client.js'
 import type { Msg } from './etcd-proto.js'
 import type { KeySpace } from './keys.js'
@@ -23,6 +23,13 @@ export class EtcdWatch implements WatchHandle {
   private stopped = false
   /** The newest revision delivered (or promised complete by a progress notification). */
   private last: Revision
+  /**
+   * The revision of the last answer to requestProgress() not yet confirmed. etcd before 3.4.24/3.5.8 may send that
+   * answer ahead of events it has queued for the stream; an event queued then is sent before the answer to a request
+   * made after it arrived, so a requested revision counts once the next answer comes.
+   */
+  private unconfirmed = 0
+  private progressWanted = false
 
   constructor (private readonly host: WatchHost, private readonly prefix: string, from: Revision,
     private readonly cb: WatchCallbacks) {
@@ -34,6 +41,12 @@ export class EtcdWatch implements WatchHandle {
     if (this.stopped) return
     this.stopped = true
     this.stream?.cancel()
+  }
+
+  requestProgress (): void {
+    if (this.stopped || this.stream === undefined) return
+    this.progressWanted = true
+    this.stream.write({ progressRequest: {} })
   }
 
   /** Ends the watch with an error (the store is closing, or the history is gone). */
@@ -60,6 +73,7 @@ export class EtcdWatch implements WatchHandle {
   private resume (): void {
     if (this.stopped) return
     this.stream = undefined
+    this.unconfirmed = 0
     this.host.log(`etcd watch on ${this.prefix} broke; resuming from revision ${this.last + 1}`)
     this.host.client.nextEndpoint()
     setTimeout(() => { if (!this.stopped) this.open() }, RESUME_DELAY_MS)
@@ -86,9 +100,25 @@ export class EtcdWatch implements WatchHandle {
     if (events.length > 0) {
       this.last = events[events.length - 1].revision
       this.cb.onEvents(events)
+    } else if (msg.events.length === 0 && msg.created !== true && Number(msg.watchId) === -1) {
+      this.onRequestedProgress(rev)
     } else if (msg.events.length === 0 && msg.created !== true && rev > this.last) {
-      this.last = rev // a progress notification: nothing under the prefix up to rev
+      this.progress(rev) // a periodic progress notification of this watch: nothing under the prefix up to rev
     }
+  }
+
+  /** An answer to requestProgress(): confirms the one before it; the first answer to a request asks once more. */
+  private onRequestedProgress (rev: Revision): void {
+    if (this.unconfirmed > this.last) this.progress(this.unconfirmed)
+    this.unconfirmed = rev
+    if (!this.progressWanted) return
+    this.progressWanted = false
+    this.stream?.write({ progressRequest: {} })
+  }
+
+  private progress (rev: Revision): void {
+    this.last = rev
+    this.cb.onProgress?.(rev)
   }
 
   private decode (e: Msg): WatchEvent {
@@ -96,10 +126,10 @@ export class EtcdWatch implements WatchHandle {
     const prev: Msg | undefined = e.prevKv ?? undefined
     const key = this.host.keys.strip(kv.key)
     if (e.type === 'DELETE') {
-      return { type: 'delete', key, value: prev?.value ?? Buffer.alloc(0), revision: kv.modRevision, createRevision: prev?.createRevision ?? 0 }
+      return { type: 'delete', key, value: prev === undefined ? Buffer.alloc(0) : withRevision(prev.value, prev.modRevision), revision: kv.modRevision, createRevision: prev?.createRevision ?? 0 }
     }
-    const ev: WatchEvent = { type: 'put', key, value: kv.value, revision: kv.modRevision, createRevision: kv.createRevision }
-    if (prev != null && kv.createRevision !== kv.modRevision) ev.prevValue = prev.value
+    const ev: WatchEvent = { type: 'put', key, value: withRevision(kv.value, kv.modRevision), revision: kv.modRevision, createRevision: kv.createRevision }
+    if (prev != null && kv.createRevision !== kv.modRevision) ev.prevValue = withRevision(prev.value, prev.modRevision)
     return ev
   }
 }

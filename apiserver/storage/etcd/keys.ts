@@ -1,5 +1,5 @@
-// How the store's keys map onto etcd's byte keys: one base prefix, range ends, and the revision guard key.
-import type { KeyValue } from '../store.js'
+// How the store's keys map onto etcd's byte keys: one base prefix, range ends, and the probe key.
+import { withRevision, type KeyValue } from '../store.js'
 import type { Msg } from './etcd-proto.js'
 
 /** The first key after every key that starts with `prefix` (etcd's range_end for a prefix range). */
@@ -39,14 +39,12 @@ export class KeySpace {
   }
 
   kv (m: Msg): KeyValue {
-    return { key: this.strip(m.key), value: m.value, createRevision: m.createRevision, modRevision: m.modRevision }
+    return { key: this.strip(m.key), value: withRevision(m.value, m.modRevision), createRevision: m.createRevision, modRevision: m.modRevision }
   }
 }
 
 /**
- * The revision guard: every write of every orch API server on the cluster puts this key in the same Txn and compares
- * its mod_revision with the last one seen, so the Txn commits at exactly that revision + 1 and the encoder can write
- * the resourceVersion into the bytes before the commit. It sits outside every `--etcd-prefix` ("/..." keys) so no
- * list or watch sees it.
+ * A key outside every `--etcd-prefix` ("/..." keys), read (never written) to learn the current and compacted
+ * revisions. Until writes became independent Txns every orch write also put it, as a revision guard; it may exist.
  */
-export const GUARD_KEY = Buffer.from('\0orch/revision-guard')
+export const PROBE_KEY = Buffer.from('\0orch/revision-guard')
