@@ -28,3 +28,20 @@ t.test('an input error is not cached as a value', async (t) => {
   t.throws(() => p.evaluate({ nope: 1 }), { code: 'SANDBOX_ERR_INPUT' })
   t.equal(p.evaluate({}).value, 2n)
 })
+
+t.test('evaluateOver converts the same base once and binds only the extra variables per call', async (t) => {
+  const sb = await createSandbox({ deadlineMs: 2000 })
+  t.teardown(() => sb.dispose())
+  const env = { variables: { object: { type: 'dyn' }, params: { type: 'dyn' }, variables: { type: 'map<string, dyn>' } } }
+  const name = sb.compile('object.name + "/" + string(params)', env)
+  const vars = sb.compile('variables.n * 2', env)
+  const base = { object: { name: 'a' } }
+  t.equal(name.evaluateOver(base, { params: 1 }).value, 'a/1')
+  t.equal(name.evaluateOver(base, { params: 2 }).value, 'a/2', 'the extra variables are bound afresh')
+  t.equal(vars.evaluateOver(base, { variables: { n: 4 } }).value, 8n)
+  t.equal(name.evaluateOver({ object: { name: 'b' } }, { params: 3 }).value, 'b/3', 'another base is converted')
+  t.equal(name.evaluate({ object: { name: 'c' }, params: 4 }).value, 'c/4')
+  t.equal(name.evaluateOver(base, { params: 5 }).value, 'a/5', 'after an evaluate with other variables the base is sent again')
+  t.throws(() => name.evaluateOver(base, { nope: 1 }), { code: 'SANDBOX_ERR_INPUT' })
+  t.equal(name.evaluateOver(base, { params: 6 }).value, 'a/6')
+})

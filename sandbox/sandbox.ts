@@ -81,6 +81,11 @@ export interface Program {
   readonly compiled: boolean
   /** Evaluates with the given variables (plain JSON values); throws SandboxError. */
   evaluate(variables?: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
+  /**
+   * The same with `base` and `extra` together as the variables. While the same `base` object (unchanged) is
+   * passed, it is serialized and converted only once: each call sends only `extra` (many programs, one object).
+   */
+  evaluateOver(base: Record<string, unknown>, extra: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
   release(): void
 }
 
@@ -128,6 +133,8 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   // converted for them (per environment) while the generation stays the same. CEL never mutates them.
   let lastVarsJson: string | undefined
   let varsGen = 0
+  // evaluateOver's base: identical by identity to the previous call's (generation varsGen), it is neither serialized nor sent again.
+  let lastBase: Record<string, unknown> | undefined
   function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
@@ -135,9 +142,24 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
     } else {
       lastVarsJson = vj
+      lastBase = undefined
       varsGen++
     }
     return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj}}`, deadlineMs)
+  }
+  function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
+    const ej = toJson(extra)
+    if (base === lastBase) {
+      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"extra":${ej}}`, deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+    }
+    const vj = toJson(base)
+    if (vj !== lastVarsJson) {
+      lastVarsJson = vj
+      varsGen++
+    }
+    lastBase = base
+    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
   }
 
   function compile(expression: string, environment: CelEnvironment = { variables: {} }, options: CompileOptions = {}): Program {
@@ -156,7 +178,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       throw new SandboxError('CEL_ERR_COST_ESTIMATE', `estimated cost ${r.estimate.max} exceeds the limit of ${options.maxEstimatedCost}`)
     }
     let released = false
-    return {
+    const program: Program = {
       expression,
       type: r.type,
       estimatedCost: r.estimate,
@@ -167,12 +189,19 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },
+      evaluateOver(base, extra, opts = {}) {
+        if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+        const out = evaluateOverInGuest(r.id, base, extra, opts.costLimit ?? resolved.perCallCost, opts.deadlineMs)
+        if (!out.ok) throw guestError(out, expression)
+        return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
+      },
       release() {
         if (released) return
         released = true
         guest.call('release', { ids: [r.id] })
       },
     }
+    return program
   }
 
   return { compile, guest, limits: resolved, dispose: () => guest.dispose() }

@@ -229,6 +229,20 @@ function evaluate(req) {
       boundVars.byEnv.set(p.e, ctx)
     }
   }
+  if (req.extra !== undefined) {
+    // variables bound over the cached ones for this call only (the cached context is not changed)
+    try {
+      ctx = { ...ctx }
+      for (const [name, value] of Object.entries(req.extra)) {
+        const v = p.e.vars[name]
+        if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
+        ctx[name] = v.decl.optional ? (value === undefined || value === null ? Optional.none() : Optional.of(convertOne(p.e, v, value))) : convertOne(p.e, v, value)
+      }
+    } catch (err) {
+      rethrowIfFatal(err)
+      return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+    }
+  }
   const r = runProgram(p, ctx, req.limit)
   return r.ok ? { ok: true, value: encode(r.value), cost: r.cost } : r
 }

@@ -54,9 +54,4 @@ export const AUTHORIZER_ENVIRONMENT: CelEnvironment = {
 }
 
 /** Names of variables an expression refers to (`variables.x`), for lazy evaluation in dependency order. */
-export function referencedVariables (expression: string): string[] {
-  const out = new Set<string>()
-  for (const m of expression.matchAll(/\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g)) out.add(m[1])
-  for (const m of expression.matchAll(/\bvariables\s*\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\]/g)) out.add(m[1])
-  return [...out]
-}
+export { referencedVariables } from '../../../sandbox/policy-evaluation.js'
