@@ -45,3 +45,26 @@ t.test('evaluateOver converts the same base once and binds only the extra variab
   t.throws(() => name.evaluateOver(base, { nope: 1 }), { code: 'SANDBOX_ERR_INPUT' })
   t.equal(name.evaluateOver(base, { params: 6 }).value, 'a/6')
 })
+
+t.test('evaluateMany runs several programs over one base in one crossing, each with its own extra variables and verdict', async (t) => {
+  const sb = await createSandbox({ deadlineMs: 2000 })
+  t.teardown(() => sb.dispose())
+  const env = { variables: { object: { type: 'dyn' }, params: { type: 'dyn' } } }
+  const name = sb.compile('object.name + string(params)', env)
+  const div = sb.compile('1 / params == 1', env)
+  const base = { object: { name: 'a' } }
+  const out = sb.evaluateMany(base, [
+    { program: name, extra: { params: 1 } },
+    { program: div, extra: { params: 0 } },
+    { program: name, extra: { params: 2 } },
+  ])
+  t.same(out.map((r) => ('value' in r ? r.value : (r as Error).message)), ['a1', 'division by zero', 'a2'])
+  t.equal(sb.evaluateMany({ object: { name: 'b' } }, [{ program: name, extra: { params: 3 } }, { program: name, extra: { params: 4 } }]).map((r) => (r as { value: unknown }).value).join(), 'b3,b4', 'a new base is converted')
+  const fast = await createSandbox({ deadlineMs: 200 })
+  t.teardown(() => fast.dispose())
+  const loop = fast.compile('[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, !object.s.contains("b")))))', env)
+  const quick = fast.compile('string(params)', env)
+  const slow = fast.evaluateMany({ object: { s: 'a'.repeat(200_000) } }, [{ program: loop, extra: {}, costLimit: 1e15 }, { program: quick, extra: { params: 5 } }])
+  t.match(slow[0], { code: 'SANDBOX_ERR_DEADLINE' }, 'a step past the deadline fails alone')
+  t.match(slow[1], { value: '5' }, 'the other steps still answer')
+})

@@ -100,6 +100,13 @@ export interface CompileOptions {
 
 export interface Sandbox {
   compile(expression: string, environment?: CelEnvironment, options?: CompileOptions): Program
+  /**
+   * Programs of this sandbox over the same variables `base` (as evaluateOver: converted once while the same object
+   * is passed), each with its own `extra` variables and cost limit, in one crossing: each step's result or its
+   * SandboxError, in order. When the crossing fails as a whole (deadline, memory, stack), the steps run again one
+   * crossing each, so each gets its own deadline and verdict (CEL has no side effects).
+   */
+  evaluateMany(base: Record<string, unknown>, steps: Array<{ program: Program; extra: Record<string, unknown>; costLimit?: number }>): Array<EvalResult | SandboxError>
   /** Low-level access for the validation-rule layer (one crossing per call). */
   readonly guest: GuestRuntime
   readonly limits: Required<Pick<SandboxLimits, 'memoryBytes' | 'stackBytes' | 'deadlineMs' | 'perCallCost' | 'maxExpressionLength' | 'maxNesting'>>
@@ -162,6 +169,46 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
     return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
   }
 
+  const guestIds = new WeakMap<Program, { id: number; released: () => boolean }>()
+  function evaluateMany(base: Record<string, unknown>, steps: Array<{ program: Program; extra: Record<string, unknown>; costLimit?: number }>): Array<EvalResult | SandboxError> {
+    const released = () => new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+    const one = (s: (typeof steps)[number]): EvalResult | SandboxError => {
+      try {
+        return s.program.evaluateOver(base, s.extra, { costLimit: s.costLimit })
+      } catch (err) {
+        if (err instanceof SandboxError) return err
+        throw err
+      }
+    }
+    if (steps.length === 1) return [one(steps[0])]
+    const parts: string[] = []
+    for (const s of steps) {
+      const g = guestIds.get(s.program)
+      if (g === undefined || g.released()) return steps.map((x) => (x === s ? released() : one(x)))
+      parts.push(`{"id":${g.id},"limit":${s.costLimit ?? resolved.perCallCost},"extra":${toJson(s.extra)}}`)
+    }
+    const list = parts.join(',')
+    let out: { ok: true; results: GuestEval[] } | GuestError
+    try {
+      out = base === lastBase ? guest.callJson('evaluateMany', `{"gen":${varsGen},"steps":[${list}]}`) : { ok: false, code: 'SANDBOX_RETRY_WITH_VARS' as SandboxErrorCode, message: '' }
+      if (!out.ok && (out.code as string) === 'SANDBOX_RETRY_WITH_VARS') {
+        const vj = toJson(base)
+        if (vj !== lastVarsJson) {
+          lastVarsJson = vj
+          varsGen++
+        }
+        lastBase = base
+        out = guest.callJson('evaluateMany', `{"gen":${varsGen},"vars":${vj},"steps":[${list}]}`)
+      }
+    } catch (err) {
+      const code = (err as SandboxError).code
+      if (code !== 'SANDBOX_ERR_DEADLINE' && code !== 'SANDBOX_ERR_MEMORY' && code !== 'SANDBOX_ERR_STACK') throw err
+      return steps.map(one)
+    }
+    if (!out.ok) throw guestError(out, '')
+    return out.results.map((r, i) => (r.ok ? { value: decodeValue(r.value), tagged: r.value, cost: r.cost } : guestError(r, steps[i].program.expression)))
+  }
+
   function compile(expression: string, environment: CelEnvironment = { variables: {} }, options: CompileOptions = {}): Program {
     if (typeof expression !== 'string') throw new SandboxError('CEL_ERR_COMPILE', 'expression must be a string')
     if (expression.length > resolved.maxExpressionLength) {
@@ -201,10 +248,11 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
         guest.call('release', { ids: [r.id] })
       },
     }
+    guestIds.set(program, { id: r.id, released: () => released })
     return program
   }
 
-  return { compile, guest, limits: resolved, dispose: () => guest.dispose() }
+  return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
 }
 
 /** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */

@@ -6,7 +6,7 @@ import { compileValidationRules, evaluateValidationRules, type CompiledValidatio
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
 import type { ExpressionPayload, WorkerRequest } from './worker.js'
-import { PER_POLICY_COST, planPrograms, policySteps, runPolicySync } from './policy-evaluation.js'
+import { PER_POLICY_COST, planPrograms, policySteps, runPoliciesSync } from './policy-evaluation.js'
 
 const port = parentPort!
 const sandbox = await createSandbox(workerData.limits as SandboxLimits).catch((err: Error) => {
@@ -93,11 +93,14 @@ if (sandbox) {
             if (!keyedPrograms.has(p.key)) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
           }
         }
-        // The request's variables are one object for every step, so the sandbox converts them once per request
-        // (evaluateOver); each step sends only its policy's params and the `variables` it refers to.
-        return m.items.map(({ plan, params, failOnError }) =>
-          runPolicySync(policySteps(plan, m.base, failOnError, PER_POLICY_COST), (step) =>
-            keyedPrograms.get(step.program.key)!.evaluateOver(m.base, { params, variables: step.variables }, { costLimit: step.costLimit })))
+        // The request's variables are one object for every step, so the sandbox converts them once per request;
+        // the policies advance together, each round of their next steps in one guest crossing (evaluateMany).
+        const gens = m.items.map(({ plan, failOnError }) => policySteps(plan, m.base, failOnError, PER_POLICY_COST))
+        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(m.base, active.map(({ index, step }) => ({
+          program: keyedPrograms.get(step.program.key)!,
+          extra: { params: m.items[index].params, variables: step.variables },
+          costLimit: step.costLimit,
+        }))))
       }
       case 'dropExprKeyed':
         keyedPrograms.get(m.key)?.release()
