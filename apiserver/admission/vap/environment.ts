@@ -52,6 +52,3 @@ export const AUTHORIZER_ENVIRONMENT: CelEnvironment = {
   variables: { ...POLICY_ENVIRONMENT.variables, authorizer: { type: 'kubernetes.authorization.Authorizer' } },
   authorizer: true
 }
-
-/** Names of variables an expression refers to (`variables.x`), for lazy evaluation in dependency order. */
-export { referencedVariables } from '../../../sandbox/policy-evaluation.js'
