@@ -2,11 +2,13 @@
 // ConfigMaps with no admission, with the plugin and 10 policies that match other kinds, and with 10 that match
 // (each one validation with a variable and a messageExpression, evaluated in the sandbox thread pool), and with one
 // local HTTPS validating webhook that allows everything.
-// Run: npx tsx benchmarks/validating-admission-policy.ts   (REQUESTS=2000, CONCURRENCY=16, POOL=2)
-// Prints one JSON line and writes benchmarks/results/validating-admission-policy.json.
+// Run: npx tsx benchmarks/validating-admission-policy.ts   (REQUESTS=2000, CONCURRENCY=16, POOL=2, ROUNDS=3)
+// Prints one JSON line and writes benchmarks/results/validating-admission-policy.json. Per matching policy: server
+// time from throughput (perMatchingPolicyMicros) and process CPU (perMatchingPolicyCpuMicros, steadier when the
+// machine is shared); loadAverage tells how busy the machine was.
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pino } from 'pino'
@@ -24,13 +26,14 @@ import { startWebhookServer, testCa } from '../apiserver/admission/webhooks/test
 const REQUESTS = Number(process.env.REQUESTS ?? 2000)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16)
 const POOL = Number(process.env.POOL ?? 2)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const G = 'admissionregistration.orch.io'
 const logger = pino({ level: 'silent' })
 const admin = (): RequestContext => ({ user: { username: 'bench', groups: ['system:masters'] }, dryRun: false, fieldValidation: 'Strict', warnings: [] })
 
 type Scenario = 'none' | 'nonMatching' | 'matching' | 'webhook'
 
-async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms: number, p99Ms: number }> {
+async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms: number, p99Ms: number, cpuMicrosPerRequest: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'orch-bench-vap-'))
   const pool = createSandboxPool({ size: POOL })
   const holder: { a?: WriteAdmission } = {}
@@ -74,6 +77,9 @@ async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms:
   const client = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY })
   const lat: number[] = []
   let next = 0
+  // CPU of the whole process (main thread, sandbox threads, the in-process client): less sensitive than throughput
+  // to other work on a shared machine; the client's share is the same in every scenario.
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (next < REQUESTS) {
@@ -89,6 +95,7 @@ async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms:
     }
   }))
   const wall = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
   await client.close()
   plugin.stop()
   await webhooks.stop()
@@ -100,23 +107,39 @@ async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms:
   rmSync(dir, { recursive: true, force: true })
   lat.sort((a, b) => a - b)
   const pct = (p: number): number => +lat[Math.min(lat.length - 1, Math.floor(lat.length * p))].toFixed(2)
-  return { perSecond: Math.round(REQUESTS / wall * 1000), p50Ms: pct(0.5), p99Ms: pct(0.99) }
+  return { perSecond: Math.round(REQUESTS / wall * 1000), p50Ms: pct(0.5), p99Ms: pct(0.99), cpuMicrosPerRequest: Math.round((cpu.user + cpu.system) / REQUESTS) }
 }
 
-// A first round warms the JIT, LMDB and the sandbox threads' code; it is not reported.
+// A first round warms the JIT, LMDB and the sandbox threads' code; it is not reported. Then ROUNDS rounds of the
+// four scenarios in turn (so a busy spell of the shared machine hits them alike); each figure is the round median.
 await measure('none')
-const noAdmission = await measure('none')
-const tenNonMatchingPolicies = await measure('nonMatching')
-const tenMatchingPolicies = await measure('matching')
-const oneLocalWebhook = await measure('webhook')
+type Measured = Awaited<ReturnType<typeof measure>>
+const rounds: Array<Record<Scenario, Measured>> = []
+for (let i = 0; i < ROUNDS; i++) {
+  rounds.push({ none: await measure('none'), nonMatching: await measure('nonMatching'), matching: await measure('matching'), webhook: await measure('webhook') })
+}
+const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
+const med = (sc: Scenario): Measured => ({
+  perSecond: median(rounds.map(r => r[sc].perSecond)), p50Ms: median(rounds.map(r => r[sc].p50Ms)), p99Ms: median(rounds.map(r => r[sc].p99Ms)),
+  cpuMicrosPerRequest: median(rounds.map(r => r[sc].cpuMicrosPerRequest))
+})
+const noAdmission = med('none')
+const tenNonMatchingPolicies = med('nonMatching')
+const tenMatchingPolicies = med('matching')
+const oneLocalWebhook = med('webhook')
 /** Server time a create costs more per policy or webhook, from throughput (the server is saturated by the clients). */
-const extraMicros = (r: { perSecond: number }, n: number): number => Math.round((1 / r.perSecond - 1 / noAdmission.perSecond) * 1e6 / n)
+const extraMicros = (r: { perSecond: number }, n: number, base: { perSecond: number } = noAdmission): number => Math.round((1 / r.perSecond - 1 / base.perSecond) * 1e6 / n)
 const result = {
-  benchmark: 'validating-admission-policy', requests: REQUESTS, concurrency: CONCURRENCY, poolThreads: POOL,
+  benchmark: 'validating-admission-policy', requests: REQUESTS, concurrency: CONCURRENCY, poolThreads: POOL, rounds: ROUNDS,
   noAdmission, tenNonMatchingPolicies, tenMatchingPolicies, oneLocalWebhook,
   nonMatchingCostPercent: +((noAdmission.perSecond / tenNonMatchingPolicies.perSecond - 1) * 100).toFixed(1),
   perMatchingPolicyMicros: extraMicros(tenMatchingPolicies, 10),
-  perWebhookMicros: extraMicros(oneLocalWebhook, 1)
+  perWebhookMicros: extraMicros(oneLocalWebhook, 1),
+  /** CPU a create costs more per matching policy (all threads of the process), from cpuMicrosPerRequest. */
+  perMatchingPolicyCpuMicros: Math.round((tenMatchingPolicies.cpuMicrosPerRequest - noAdmission.cpuMicrosPerRequest) / 10),
+  /** The same per round (min..max spread of the shared machine). */
+  perMatchingPolicyMicrosByRound: rounds.map(r => extraMicros(r.matching, 10, r.none)),
+  loadAverage: loadavg().map(l => +l.toFixed(2))
 }
 console.log(JSON.stringify(result))
 const out = resolve(dirname(fileURLToPath(import.meta.url)), 'results', 'validating-admission-policy.json')

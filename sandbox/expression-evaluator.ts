@@ -6,6 +6,7 @@
 // rejects with a SandboxError when it cannot finish. release() frees it (idempotent).
 
 import type { CelEnvironment, CompileOptions, CostRange, EvalResult, Sandbox } from './sandbox.js'
+import type { PolicyBatch, PolicyOutcome } from './policy-evaluation.js'
 
 export interface PooledProgram {
   readonly expression: string
@@ -18,6 +19,14 @@ export interface PooledProgram {
 
 export interface ExpressionEvaluator {
   compileExpression(expression: string, environment?: CelEnvironment, options?: CompileOptions): Promise<PooledProgram>
+  /**
+   * Evaluates a request's admission policies in one crossing (every program must be one this evaluator compiled:
+   * see owns()); rejects with a SandboxError only when the crossing itself failed (a lost thread).
+   * Absent: the caller evaluates expression by expression.
+   */
+  evaluatePolicies?(batch: PolicyBatch<PooledProgram>): Promise<PolicyOutcome[]>
+  /** Whether `program` was compiled by this evaluator (and so can be part of evaluatePolicies' batch). */
+  owns?(program: PooledProgram): boolean
 }
 
 /** Expressions evaluated by `sandbox` on the calling thread (a long expression blocks it until its deadline): tests, tools. */

@@ -41,3 +41,38 @@ t.test('an evaluation over the cost budget fails with CEL_ERR_COST_BUDGET and th
   t.equal((await light.evaluate({ claims: { items } })).value, 100n)
   t.equal((await heavy.evaluate({ claims: { items: [1] } })).value, true)
 })
+
+t.test('a request\'s policies evaluate in one crossing with their variables, messages and match conditions', async (t) => {
+  const pool = createSandboxPool({ size: 2 })
+  const other = createSandboxPool({ size: 1 })
+  t.teardown(async () => { await pool.close(); await other.close() })
+  const env = { variables: { object: { type: 'dyn' }, params: { type: 'dyn' }, variables: { type: 'map<string, dyn>' } } }
+  const c = (e: string) => pool.compileExpression(e, env)
+  const long = {
+    matchConditions: [{ name: 'named', program: await c("has(object.name)") }],
+    variables: new Map([['n', await c('object.name')], ['max', await c('params.max')]]),
+    validations: [
+      { program: await c('size(variables.n) <= variables.max'), messageProgram: await c("'too long: ' + variables.n") },
+      { program: await c('1 / 0 == 1') },
+    ],
+    auditAnnotations: [{ key: 'seen', program: await c("'saw ' + variables.n") }],
+  }
+  const skipped = { matchConditions: [{ name: 'never', program: await c('false') }], variables: new Map(), validations: [{ program: await c('false') }], auditAnnotations: [] }
+  const out = await pool.evaluatePolicies({ base: { object: { name: 'abcdef' } }, items: [
+    { plan: long, params: { max: 3 }, failOnError: true },
+    { plan: long, params: { max: 10 }, failOnError: false },
+    { plan: skipped, params: null, failOnError: true },
+  ] })
+  t.same(out[0], { matched: true, failures: [
+    { message: 'too long: abcdef', expressionIndex: 0 },
+    { message: "expression '1 / 0 == 1' resulted in error: division by zero", expressionIndex: 1 },
+  ], auditAnnotations: { seen: 'saw abcdef' } })
+  t.same(out[1], { matched: true, failures: [], auditAnnotations: { seen: 'saw abcdef' } }, 'Ignore drops the error')
+  t.same(out[2], { matched: false, failures: [], auditAnnotations: {} })
+  const foreign = await other.compileExpression('true', env)
+  t.equal(pool.owns(long.validations[0].program), true)
+  t.equal(pool.owns(foreign), false)
+  await t.rejects(pool.evaluatePolicies({ base: {}, items: [{ plan: { ...skipped, validations: [{ program: foreign }] }, params: null, failOnError: true }] }), { code: 'SANDBOX_ERR_INTERNAL' })
+  long.validations[1].program.release()
+  await t.rejects(pool.evaluatePolicies({ base: { object: { name: 'x' } }, items: [{ plan: long, params: { max: 3 }, failOnError: true }] }), { message: /released/ })
+})

@@ -11,6 +11,9 @@
 //   `graceMs` after the deadline is terminated and replaced, and its request fails with the same
 //   SANDBOX_ERR_DEADLINE. A thread that dies (V8 heap cap, a trap that closed its sandbox) is replaced;
 //   its request fails with SANDBOX_ERR_MEMORY or SANDBOX_ERR_INTERNAL and the next one is served.
+// - evaluatePolicies() sends a request's admission policies (their programs by key, the request's variables once)
+//   to one thread in one message; the thread runs policySteps there (policy-evaluation.ts) and answers all outcomes
+//   in one message. Each expression keeps its own deadline; the watchdog allows one per possible evaluation.
 // - close() rejects what waits and terminates every thread; no thread outlives it.
 
 import { createHash } from 'node:crypto'
@@ -19,10 +22,11 @@ import type { Worker } from 'node:worker_threads'
 import type { FieldError, StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
 import type { CompiledRuleInfo, ValidationOutcome } from './validation.js'
-import { startSandboxThread, toError, type ExpressionPayload, type ThreadMemoryLimits, type WireError, type WorkerLimits, type WorkerRequest } from './worker.js'
+import { startSandboxThread, toError, type ExpressionPayload, type ThreadMemoryLimits, type WireError, type WireProgram, type WorkerLimits, type WorkerRequest } from './worker.js'
 import type { ExpressionEvaluator, PooledProgram } from './expression-evaluator.js'
 import type { CostRange, EvalResult } from './sandbox.js'
 import type { RuleCompileOptions, RuleEvaluator, RuleSet } from './rule-evaluator.js'
+import { mostSteps, type PolicyOutcome, type PolicyPlan } from './policy-evaluation.js'
 
 export interface SandboxPoolOptions {
   /** Most threads (default: the number of cores, at least 1). */
@@ -51,12 +55,15 @@ export interface SandboxPoolStats {
 }
 
 export interface SandboxPool extends RuleEvaluator, ExpressionEvaluator {
+  evaluatePolicies: NonNullable<ExpressionEvaluator['evaluatePolicies']>
+  owns: NonNullable<ExpressionEvaluator['owns']>
   stats(): SandboxPoolStats
 }
 
 type Payload = { schema: StructuralSchema; options: RuleCompileOptions }
 type Request = Exclude<WorkerRequest, { op: 'compile' | 'evaluate' | 'release' | 'compileRules' | 'validate' | 'releaseRules' }>
-interface Job { req: Request; payload?: Payload | ExpressionPayload; hangMs: number; resolve: (v: unknown) => void; reject: (e: Error) => void }
+type BatchPayloads = Map<string, ExpressionPayload>
+interface Job { req: Request; payload?: Payload | ExpressionPayload | BatchPayloads; hangMs: number; resolve: (v: unknown) => void; reject: (e: Error) => void }
 interface Thread { worker: Worker; known: Set<string>; running?: { job: Job; seq: number; timer: NodeJS.Timeout }; idleTimer?: NodeJS.Timeout; dead: boolean }
 interface Entry { refs: number; payload: Payload; rules: CompiledRuleInfo[]; totalEstimate: number }
 interface ExprEntry { refs: number; payload: ExpressionPayload; type: string; estimatedCost: CostRange }
@@ -138,6 +145,18 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
       req = { ...req, expression: job.payload as ExpressionPayload }
       th.known.add(req.key)
     }
+    if (req.op === 'evaluatePolicies') {
+      // The payloads of the batch's programs this thread has not compiled yet travel with it.
+      const expressions: Record<string, ExpressionPayload> = {}
+      let missing = false
+      for (const [key, payload] of job.payload as BatchPayloads) {
+        if (th.known.has(key)) continue
+        expressions[key] = payload
+        th.known.add(key)
+        missing = true
+      }
+      if (missing) req = { ...req, expressions }
+    }
     const id = ++seq
     try {
       th.worker.postMessage({ ...req, seq: id })
@@ -151,6 +170,9 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     // A rule set released while this request waited: the thread drops it right after answering.
     if (req.op === 'validateKeyed' && !entries.has(req.key) && th.known.delete(req.key)) th.worker.postMessage({ op: 'dropKeyed', key: req.key, seq: 0 })
     if (req.op === 'evaluateExprKeyed' && !exprEntries.has(req.key) && th.known.delete(req.key)) th.worker.postMessage({ op: 'dropExprKeyed', key: req.key, seq: 0 })
+    if (req.op === 'evaluatePolicies') {
+      for (const key of (job.payload as BatchPayloads).keys()) if (!exprEntries.has(key) && th.known.delete(key)) th.worker.postMessage({ op: 'dropExprKeyed', key, seq: 0 })
+    }
   }
 
   function reply(th: Thread, m: { seq: number; ok: boolean; result?: unknown; error?: WireError }): void {
@@ -163,6 +185,7 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     if (req.op === 'compileKeyed' && m.ok && (m.result as CompileReply).ok) th.known.add(req.key)
     if (req.op === 'compileExprKeyed' && m.ok) th.known.add(req.key)
     if ((req.op === 'validateKeyed' || req.op === 'evaluateExprKeyed') && !m.ok) th.known.delete(req.key)
+    if (req.op === 'evaluatePolicies' && !m.ok) for (const key of (r.job.payload as BatchPayloads).keys()) th.known.delete(key)
     if (m.ok) r.job.resolve(m.result)
     else r.job.reject(toError(m.error!))
     pump()
@@ -193,7 +216,7 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     pump()
   }
 
-  function submit<T>(req: Request, hangMs: number, payload?: Payload | ExpressionPayload): Promise<T> {
+  function submit<T>(req: Request, hangMs: number, payload?: Payload | ExpressionPayload | BatchPayloads): Promise<T> {
     if (closed) return Promise.reject(new SandboxError('SANDBOX_ERR_INTERNAL', 'sandbox pool is closed'))
     return new Promise<T>((resolve, reject) => {
       queue.push({ req, payload, hangMs, resolve: resolve as (v: unknown) => void, reject })
@@ -220,9 +243,12 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     }
   }
 
+  /** This pool's programs: their key, and whether they were released. */
+  const owned = new WeakMap<PooledProgram, { key: string; released: () => boolean }>()
+
   function program(key: string, e: ExprEntry): PooledProgram {
     let released = false
-    return {
+    const p: PooledProgram = {
       expression: e.payload.expression,
       type: e.type,
       estimatedCost: e.estimatedCost,
@@ -238,9 +264,40 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
         for (const th of threads) if (th.known.delete(key)) th.worker.postMessage({ op: 'dropExprKeyed', key, seq: 0 })
       },
     }
+    owned.set(p, { key, released: () => released })
+    return p
+  }
+
+  /** A plan's programs as the thread names them (their keys), collecting the payloads a thread may lack. */
+  function wirePlan(plan: PolicyPlan<PooledProgram>, payloads: BatchPayloads): PolicyPlan<WireProgram> {
+    const wire = (p: PooledProgram): WireProgram => {
+      const o = owned.get(p)
+      if (o === undefined) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program is not one of this pool')
+      if (o.released()) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+      payloads.set(o.key, exprEntries.get(o.key)!.payload)
+      return { expression: p.expression, key: o.key }
+    }
+    return {
+      matchConditions: plan.matchConditions.map((c) => ({ name: c.name, program: wire(c.program) })),
+      variables: new Map([...plan.variables].map(([name, p]) => [name, wire(p)])),
+      validations: plan.validations.map((v) => ({ program: wire(v.program), message: v.message, messageProgram: v.messageProgram && wire(v.messageProgram), reason: v.reason })),
+      auditAnnotations: plan.auditAnnotations.map((a) => ({ key: a.key, program: wire(a.program) })),
+    }
   }
 
   return {
+    owns: (p) => owned.has(p),
+    async evaluatePolicies(batch) {
+      const payloads: BatchPayloads = new Map()
+      let steps = 0
+      const items = batch.items.map((i) => {
+        steps += mostSteps(i.plan)
+        return { plan: wirePlan(i.plan, payloads), params: i.params, failOnError: i.failOnError }
+      })
+      if (items.length === 0) return []
+      // Each evaluation has the sandbox's deadline: the batch is given as many, and the watchdog's grace once.
+      return await submit<PolicyOutcome[]>({ op: 'evaluatePolicies', base: batch.base, items }, Math.max(1, steps) * deadlineMs + (watchdogMs - deadlineMs), payloads)
+    },
     async compileExpression(expression, environment, options) {
       const payload: ExpressionPayload = { expression, environment, options }
       const key = 'x:' + createHash('sha256').update(JSON.stringify(payload)).digest('base64url')

@@ -81,6 +81,11 @@ export interface Program {
   readonly compiled: boolean
   /** Evaluates with the given variables (plain JSON values); throws SandboxError. */
   evaluate(variables?: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
+  /**
+   * The same with `base` and `extra` together as the variables. While the same `base` object (unchanged) is
+   * passed, it is serialized and converted only once: each call sends only `extra` (many programs, one object).
+   */
+  evaluateOver(base: Record<string, unknown>, extra: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
   release(): void
 }
 
@@ -95,6 +100,13 @@ export interface CompileOptions {
 
 export interface Sandbox {
   compile(expression: string, environment?: CelEnvironment, options?: CompileOptions): Program
+  /**
+   * Programs of this sandbox over the same variables `base` (as evaluateOver: converted once while the same object
+   * is passed), each with its own `extra` variables and cost limit, in one crossing: each step's result or its
+   * SandboxError, in order. When the crossing fails as a whole (deadline, memory, stack), the steps run again one
+   * crossing each, so each gets its own deadline and verdict (CEL has no side effects).
+   */
+  evaluateMany(base: Record<string, unknown>, steps: Array<{ program: Program; extra: Record<string, unknown>; costLimit?: number }>): Array<EvalResult | SandboxError>
   /** Low-level access for the validation-rule layer (one crossing per call). */
   readonly guest: GuestRuntime
   readonly limits: Required<Pick<SandboxLimits, 'memoryBytes' | 'stackBytes' | 'deadlineMs' | 'perCallCost' | 'maxExpressionLength' | 'maxNesting'>>
@@ -128,6 +140,8 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   // converted for them (per environment) while the generation stays the same. CEL never mutates them.
   let lastVarsJson: string | undefined
   let varsGen = 0
+  // evaluateOver's base: identical by identity to the previous call's (generation varsGen), it is neither serialized nor sent again.
+  let lastBase: Record<string, unknown> | undefined
   function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
@@ -135,9 +149,64 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
     } else {
       lastVarsJson = vj
+      lastBase = undefined
       varsGen++
     }
     return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj}}`, deadlineMs)
+  }
+  function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
+    const ej = toJson(extra)
+    if (base === lastBase) {
+      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"extra":${ej}}`, deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+    }
+    const vj = toJson(base)
+    if (vj !== lastVarsJson) {
+      lastVarsJson = vj
+      varsGen++
+    }
+    lastBase = base
+    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
+  }
+
+  const guestIds = new WeakMap<Program, { id: number; released: () => boolean }>()
+  function evaluateMany(base: Record<string, unknown>, steps: Array<{ program: Program; extra: Record<string, unknown>; costLimit?: number }>): Array<EvalResult | SandboxError> {
+    const released = () => new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+    const one = (s: (typeof steps)[number]): EvalResult | SandboxError => {
+      try {
+        return s.program.evaluateOver(base, s.extra, { costLimit: s.costLimit })
+      } catch (err) {
+        if (err instanceof SandboxError) return err
+        throw err
+      }
+    }
+    if (steps.length === 1) return [one(steps[0])]
+    const parts: string[] = []
+    for (const s of steps) {
+      const g = guestIds.get(s.program)
+      if (g === undefined || g.released()) return steps.map((x) => (x === s ? released() : one(x)))
+      parts.push(`{"id":${g.id},"limit":${s.costLimit ?? resolved.perCallCost},"extra":${toJson(s.extra)}}`)
+    }
+    const list = parts.join(',')
+    let out: { ok: true; results: GuestEval[] } | GuestError
+    try {
+      out = base === lastBase ? guest.callJson('evaluateMany', `{"gen":${varsGen},"steps":[${list}]}`) : { ok: false, code: 'SANDBOX_RETRY_WITH_VARS' as SandboxErrorCode, message: '' }
+      if (!out.ok && (out.code as string) === 'SANDBOX_RETRY_WITH_VARS') {
+        const vj = toJson(base)
+        if (vj !== lastVarsJson) {
+          lastVarsJson = vj
+          varsGen++
+        }
+        lastBase = base
+        out = guest.callJson('evaluateMany', `{"gen":${varsGen},"vars":${vj},"steps":[${list}]}`)
+      }
+    } catch (err) {
+      const code = (err as SandboxError).code
+      if (code !== 'SANDBOX_ERR_DEADLINE' && code !== 'SANDBOX_ERR_MEMORY' && code !== 'SANDBOX_ERR_STACK') throw err
+      return steps.map(one)
+    }
+    if (!out.ok) throw guestError(out, '')
+    return out.results.map((r, i) => (r.ok ? { value: decodeValue(r.value), tagged: r.value, cost: r.cost } : guestError(r, steps[i].program.expression)))
   }
 
   function compile(expression: string, environment: CelEnvironment = { variables: {} }, options: CompileOptions = {}): Program {
@@ -156,7 +225,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       throw new SandboxError('CEL_ERR_COST_ESTIMATE', `estimated cost ${r.estimate.max} exceeds the limit of ${options.maxEstimatedCost}`)
     }
     let released = false
-    return {
+    const program: Program = {
       expression,
       type: r.type,
       estimatedCost: r.estimate,
@@ -167,15 +236,23 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },
+      evaluateOver(base, extra, opts = {}) {
+        if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+        const out = evaluateOverInGuest(r.id, base, extra, opts.costLimit ?? resolved.perCallCost, opts.deadlineMs)
+        if (!out.ok) throw guestError(out, expression)
+        return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
+      },
       release() {
         if (released) return
         released = true
         guest.call('release', { ids: [r.id] })
       },
     }
+    guestIds.set(program, { id: r.id, released: () => released })
+    return program
   }
 
-  return { compile, guest, limits: resolved, dispose: () => guest.dispose() }
+  return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
 }
 
 /** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */

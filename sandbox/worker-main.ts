@@ -6,6 +6,7 @@ import { compileValidationRules, evaluateValidationRules, type CompiledValidatio
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
 import type { ExpressionPayload, WorkerRequest } from './worker.js'
+import { PER_POLICY_COST, planPrograms, policySteps, runPoliciesSync } from './policy-evaluation.js'
 
 const port = parentPort!
 const sandbox = await createSandbox(workerData.limits as SandboxLimits).catch((err: Error) => {
@@ -84,6 +85,22 @@ if (sandbox) {
         const p = keyedPrograms.get(m.key)
         if (!p) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
         return p.evaluate(m.variables, m.options)
+      }
+      case 'evaluatePolicies': {
+        for (const [key, e] of Object.entries(m.expressions ?? {})) if (!keyedPrograms.has(key)) compileExprKeyed(key, e)
+        for (const { plan } of m.items) {
+          for (const p of planPrograms(plan)) {
+            if (!keyedPrograms.has(p.key)) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
+          }
+        }
+        // The request's variables are one object for every step, so the sandbox converts them once per request;
+        // the policies advance together, each round of their next steps in one guest crossing (evaluateMany).
+        const gens = m.items.map(({ plan, failOnError }) => policySteps(plan, m.base, failOnError, PER_POLICY_COST))
+        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(m.base, active.map(({ index, step }) => ({
+          program: keyedPrograms.get(step.program.key)!,
+          extra: { params: m.items[index].params, variables: step.variables },
+          costLimit: step.costLimit,
+        }))))
       }
       case 'dropExprKeyed':
         keyedPrograms.get(m.key)?.release()

@@ -10,6 +10,7 @@ import type { CelEnvironment, CompileOptions, CostRange, EvalResult, SandboxLimi
 import type { CompiledRuleInfo, CompileValidationOptions, ValidationOutcome } from './validation.js'
 import type { FieldError, StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError, type SandboxErrorCode, type SourcePosition } from './errors.js'
+import type { PolicyPlan } from './policy-evaluation.js'
 
 export type WorkerLimits = Omit<SandboxLimits, 'authorize' | 'now'>
 
@@ -28,6 +29,11 @@ export type WorkerRequest =
   | { op: 'compileExprKeyed'; key: string; expression: ExpressionPayload }
   | { op: 'evaluateExprKeyed'; key: string; expression?: ExpressionPayload; variables?: Record<string, unknown>; options?: { costLimit?: number; deadlineMs?: number } }
   | { op: 'dropExprKeyed'; key: string }
+  // A request's admission policies in one crossing: programs by key, with the payloads this thread lacks.
+  | { op: 'evaluatePolicies'; expressions?: Record<string, ExpressionPayload>; base: Record<string, unknown>; items: Array<{ plan: PolicyPlan<WireProgram>; params: unknown; failOnError: boolean }> }
+
+/** A pooled program as a policy batch names it. */
+export interface WireProgram { expression: string; key: string }
 
 /** What a thread needs to compile a pooled expression on first use. */
 export interface ExpressionPayload { expression: string; environment?: CelEnvironment; options?: CompileOptions }

@@ -101,3 +101,40 @@ t.test('a quota of one pod refuses the second with exceeded quota', async t => {
   t.equal(second.code, 1)
   t.match(second.stderr, 'pods "second" is forbidden: exceeded quota: one-pod, requested: pods=1, used: pods=1, limited: pods=1')
 })
+
+t.test('a validating webhook with a CONNECT rule on pods/exec refuses kubectl exec before any orchlet is reached', async t => {
+  const ca = await testCa()
+  const server = await startWebhookServer(ca, review => review.request.operation === 'CONNECT' && review.request.object?.command?.[0] === 'sh'
+    ? { allowed: false, status: { code: 403, reason: 'Forbidden', message: 'interactive shells are not allowed' } }
+    : { allowed: true })
+  t.teardown(() => server.close())
+  await apply('exec-gate', `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: exec-gate}
+webhooks:
+- name: exec-gate.test.orch.io
+  clientConfig: {url: "${server.url}", caBundle: ${server.caBundle}}
+  rules: [{operations: [CONNECT], apiGroups: [""], apiVersions: [v1], resources: [pods/exec]}]
+  failurePolicy: Fail
+  sideEffects: None
+  admissionReviewVersions: [v1]
+`)
+  // No orchlet runs here and the pod is never scheduled: without admission first, exec would answer that the pod has
+  // no host; the webhook's refusal shows admission ran before the pod was looked up or any node dialed.
+  await ok('run', 'shell', '--image=busybox', '--', 'sleep', '3600')
+  let refused: Awaited<ReturnType<typeof kubectl>> | undefined
+  for (let i = 0; i < 50; i++) {
+    refused = await kubectl('exec', 'shell', '--', 'sh', '-c', 'id')
+    if (server.reviews.length > 0) break
+    await new Promise(resolve => setTimeout(resolve, 100))
+  }
+  t.equal(refused!.code, 1)
+  t.match(refused!.stderr, 'admission webhook "exec-gate.test.orch.io" denied the request: interactive shells are not allowed')
+  t.notMatch(refused!.stderr, 'does not have a host assigned')
+  const req = server.reviews[0].request
+  t.match(req, { operation: 'CONNECT', name: 'shell', namespace: 'default', subResource: 'exec',
+    kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, resource: { group: '', version: 'v1', resource: 'pods' },
+    object: { kind: 'PodExecOptions', apiVersion: 'v1', command: ['sh', '-c', 'id'], stdout: true, stderr: true } })
+  const allowed = await kubectl('exec', 'shell', '--', 'ls')
+  t.match(allowed.stderr, 'does not have a host assigned', 'an allowed exec goes on to the pod, which has no node')
+})

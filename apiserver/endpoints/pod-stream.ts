@@ -1,7 +1,8 @@
 // The pods/exec, pods/attach and pods/portforward subresources: validates the options, finds the pod's orchlet and
 // pipes the client's upgraded connection (SPDY/3.1 or WebSocket) to the orchlet's /exec, /attach or /portForward.
 //
-// As kube-apiserver's upgrade-aware proxy: the upgrade request is replayed to the orchlet with the options in the
+// Admission runs first, with operation CONNECT and the options object (PodExecOptions, ...), as kube-apiserver's
+// connecter runs it. As kube-apiserver's upgrade-aware proxy: the upgrade request is replayed to the orchlet with the options in the
 // kubelet's query form, and the orchlet's answer (101 or an error Status) and every byte after it pass unchanged.
 // WebSocket clients speaking v5.channel.k8s.io (exec, attach) or SPDY/3.1+portforward.k8s.io (port-forward) are
 // served by the stream translator instead, which reaches the orchlet over SPDY (see stream-translator.ts).
@@ -56,18 +57,51 @@ function bool (q: URLSearchParams, name: string): boolean {
   throw badRequest(`invalid value for ${name}: strconv.ParseBool: parsing "${v}": invalid syntax`)
 }
 
+const OPTIONS_KIND: Record<PodStreamKind, string> = { exec: 'PodExecOptions', attach: 'PodAttachOptions', portforward: 'PodPortForwardOptions' }
+
+/** The session's options object (v1 PodExecOptions / PodAttachOptions / PodPortForwardOptions) from the query, as admission sees it. */
+export interface PodStreamOptions {
+  apiVersion: 'v1'
+  kind: string
+  stdin?: boolean
+  stdout?: boolean
+  stderr?: boolean
+  tty?: boolean
+  container?: string
+  command?: string[]
+  ports?: number[]
+  [field: string]: unknown
+}
+
+/** Decodes the query into the options object (false and empty fields left out, as Go's omitempty); 400 for a bad value. */
+export function podStreamOptions (kind: PodStreamKind, q: URLSearchParams): PodStreamOptions {
+  const o: PodStreamOptions = { kind: OPTIONS_KIND[kind], apiVersion: 'v1' }
+  if (kind === 'portforward') {
+    const ports = q.getAll('ports').flatMap(v => v.split(','))
+    for (const p of ports) if (!/^\d+$/.test(p.trim())) throw badRequest(`invalid port ${p}`)
+    if (ports.length > 0) o.ports = ports.map(p => Number(p))
+    return o
+  }
+  for (const f of ['stdin', 'stdout', 'stderr', 'tty'] as const) if (bool(q, f)) o[f] = true
+  const container = q.get('container') ?? ''
+  if (container !== '') o.container = container
+  if (kind === 'exec') o.command = q.getAll('command')
+  return o
+}
+
+const flag = (v: unknown): boolean => v === true
+
 /**
- * The orchlet path and query for one session (PodExecOptions / PodAttachOptions / PodPortForwardOptions in the
- * kubelet's form: input, output, error, tty, command, port); Kubernetes' messages for options it refuses.
+ * The orchlet path and query for one session (the options in the kubelet's form: input, output, error, tty,
+ * command, port); Kubernetes' messages for options it refuses.
  */
-export function orchletStreamPath (kind: PodStreamKind, namespace: string, pod: PodShape, q: URLSearchParams): string {
+export function orchletStreamPath (kind: PodStreamKind, namespace: string, pod: PodShape, o: PodStreamOptions): string {
   const name = pod.metadata?.name ?? ''
   const seg = (s: string): string => encodeURIComponent(s)
   const out = new URLSearchParams()
   if (kind === 'portforward') {
-    for (const p of q.getAll('ports').flatMap(v => v.split(','))) {
-      const n = Number(p)
-      if (!/^\d+$/.test(p.trim()) || n < 1 || n > 65535) throw badRequest(`invalid port ${p}`)
+    for (const n of o.ports ?? []) {
+      if (!Number.isInteger(n) || n < 1 || n > 65535) throw badRequest(`invalid port ${n}`)
       out.append('port', String(n))
     }
     const qs = out.toString()
@@ -75,11 +109,11 @@ export function orchletStreamPath (kind: PodStreamKind, namespace: string, pod: 
   }
   const phase = pod.status?.phase
   if (phase === 'Succeeded' || phase === 'Failed') throw badRequest(`cannot ${kind} into a container in a completed pod; current phase is ${phase}`)
-  const container = chooseContainer(pod, q.get('container') ?? undefined)
-  const stdin = bool(q, 'stdin'); const stdout = bool(q, 'stdout'); const stderr = bool(q, 'stderr'); const tty = bool(q, 'tty')
+  const container = chooseContainer(pod, typeof o.container === 'string' && o.container !== '' ? o.container : undefined)
+  const stdin = flag(o.stdin); const stdout = flag(o.stdout); const stderr = flag(o.stderr); const tty = flag(o.tty)
   if (!stdin && !stdout && !stderr) throw badRequest('you must specify at least one of stdin, stdout, stderr')
   if (kind === 'exec') {
-    const command = q.getAll('command')
+    const command = Array.isArray(o.command) ? o.command.map(String) : []
     if (command.length === 0) throw badRequest('you must specify at least one command for the container')
     for (const c of command) out.append('command', c)
   }
@@ -124,8 +158,12 @@ export function createPodStreamProxy (o: PodStreamProxyOptions = {}): PodStreamP
     const pods = r.registry.handler('', r.version, 'pods')
     const nodes = r.registry.handler('', r.version, 'nodes')
     if (pods === undefined || nodes === undefined) throw new StatusError(404, 'NotFound', 'the server could not find the requested resource')
+    // Admission (operation CONNECT, the options as the object) before the pod is read or its orchlet dialed, as
+    // kube-apiserver's connecter runs it; the session then follows the options as admission left them.
+    const options = podStreamOptions(r.kind, r.query)
+    await r.registry.admitConnect(r.ctx, { group: '', version: r.version, resource: 'pods', subresource: r.kind, namespace: r.namespace, name: r.name }, options)
     const pod = parsed(await pods.get(r.ctx, r.namespace, r.name, {})) as PodShape
-    const path = orchletStreamPath(r.kind, r.namespace, pod, r.query)
+    const path = orchletStreamPath(r.kind, r.namespace, pod, options)
     const nodeName = pod.spec?.nodeName ?? ''
     if (nodeName === '') throw badRequest(`pod ${r.name} does not have a host assigned`)
     const node = parsed(await nodes.get(r.ctx, '', nodeName, {})) as Parameters<typeof nodeEndpoint>[0]

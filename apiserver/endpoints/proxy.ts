@@ -1,4 +1,5 @@
-// The proxy subresources (nodes/proxy, pods/proxy, services/proxy): the request is forwarded with undici and the answer streamed back.
+// The proxy subresources (nodes/proxy, pods/proxy, services/proxy): admitted as a CONNECT, then the request is
+// forwarded with undici and the answer streamed back.
 //
 // Towards orchlets the API server presents its orchlet-client pair and checks their serving certificates against the
 // cluster CA when it has one (as pods/log does); towards pods and services plain HTTP, or HTTPS without verification,
@@ -52,6 +53,12 @@ function forwardHeaders (h: IncomingMessage['headers']): Record<string, string |
 }
 
 const PROXIED = new Set(['nodes', 'pods', 'services'])
+const PROXY_OPTIONS_KIND: Record<string, string> = { nodes: 'NodeProxyOptions', pods: 'PodProxyOptions', services: 'ServiceProxyOptions' }
+
+/** The proxy path as the options carry it: decoded (request-info keeps it encoded for the upstream URL). */
+function decodePath (p: string): string {
+  try { return decodeURIComponent(p) } catch { return p }
+}
 
 function parsed (got: { bytes: Buffer } | Buffer): Record<string, unknown> {
   return JSON.parse((Buffer.isBuffer(got) ? got : got.bytes).toString('utf8')) as Record<string, unknown>
@@ -89,6 +96,12 @@ export function createResourceProxy (o: ResourceProxyOptions = {}): ResourceProx
   }
 
   async function serve (r: ProxyRequest): Promise<void> {
+    // Admission first (operation CONNECT, the v1 NodeProxyOptions / PodProxyOptions / ServiceProxyOptions with the
+    // path after proxy/), as kube-apiserver's connecter runs it before locating the target.
+    const { info } = r
+    const path = decodePath((info.proxyPath ?? '').replace(/^\//, ''))
+    const options: Record<string, unknown> = { kind: PROXY_OPTIONS_KIND[info.resource], apiVersion: 'v1', ...(path !== '' ? { path } : {}) }
+    await r.registry.admitConnect(r.ctx, { group: '', version: info.version, resource: info.resource, subresource: 'proxy', namespace: info.namespace, name: info.name }, options)
     const { target, agent } = await locate(r)
     const url = targetUrl(target, r.info.proxyPath ?? '', r.url.search)
     const method = r.req.method ?? 'GET'

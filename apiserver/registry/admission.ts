@@ -5,7 +5,8 @@ import type { ResourceDefinition } from '../schema/types.js'
 import type { RequestContext } from './types.js'
 import type { Obj } from './object-meta.js'
 
-export type WriteOperation = 'CREATE' | 'UPDATE' | 'DELETE'
+/** CONNECT: pods/exec, attach, portforward and the proxies (connect-admission.ts); the object is the options object. */
+export type WriteOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT'
 
 /**
  * One write as an admission plugin sees it. A validating plugin sees the validated objects and must not change them;
@@ -19,7 +20,11 @@ export interface WriteAttributes {
   name: string
   /** 'status' for a status write; '' for the main resource. */
   subresource: string
-  /** The object to be stored (CREATE, UPDATE) or the stored one being deleted (DELETE). */
+  /**
+   * The object to be stored (CREATE, UPDATE), the stored one being deleted (DELETE), or the request's options
+   * (CONNECT: PodExecOptions, PodAttachOptions, PodPortForwardOptions, PodProxyOptions, ...; `definition.kind` is
+   * then that kind).
+   */
   object: Obj
   /** The stored object an UPDATE replaces. */
   oldObject?: Obj

@@ -26,6 +26,7 @@ import { noCelRules, type CelRules, type CompiledRules } from './cel-rules.js'
 import type { ServiceAccountLookup } from './strategies/service-account-admission.js'
 import type { SignerPermission } from './strategies/csr.js'
 import { chainAdmission, type MutatingAdmission, type WriteAdmission } from './admission.js'
+import { admitConnect } from './connect-admission.js'
 
 export interface RegistryOptions {
   /** Serve `*.orch.io` groups under their Kubernetes names too (`--upstream-aliases`, default true). */
@@ -285,6 +286,9 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     },
     subresource (group, version, plural, subresource) {
       return subresources.get(`${keyOf(group, version, plural)}/${subresource}`)
+    },
+    async admitConnect (ctx, target, options) {
+      await admitConnect({ mutating, validating: admission }, handlers.get(keyOf(target.group, target.version, target.resource)), ctx, target, options)
     },
     subresourceNames (group, version, plural) {
       const prefix = `${keyOf(group, version, plural)}/`

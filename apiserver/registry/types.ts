@@ -179,6 +179,16 @@ export interface Creater {
   create(ctx: RequestContext, namespace: string, body: DecodedObject): Promise<SubresourceResult>
 }
 
+/** What a connect request reaches: a subresource (`exec`, `proxy`, ...) of one object. */
+export interface ConnectTarget {
+  group: string
+  version: string
+  resource: string
+  subresource: string
+  namespace: string
+  name: string
+}
+
 /** All served resources; the set changes as CustomResourceDefinitions come and go. */
 export interface Registry {
   /** Every served definition (all groups and versions), in a stable order. */
@@ -189,6 +199,11 @@ export interface Registry {
   creater(group: string, version: string, plural: string): Creater | undefined
   /** A POST-only subresource with its own handler (`pods`, `binding`), or undefined. */
   subresource(group: string, version: string, plural: string, subresource: string): SubresourceCreater | undefined
+  /**
+   * Admission of a connect request (pods/exec, attach, portforward, the proxies) with operation CONNECT: `options`
+   * is the options object (PodExecOptions, ...), which mutating admission may change. Throws the refusal.
+   */
+  admitConnect(ctx: RequestContext, target: ConnectTarget, options: Record<string, unknown>): Promise<void>
   /** Names of the POST-only subresources of a resource (for discovery). */
   subresourceNames(group: string, version: string, plural: string): string[]
   /** Called after the served set changed (a CRD was established or removed). Returns an unsubscribe. */

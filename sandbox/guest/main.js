@@ -211,26 +211,70 @@ export function runProgram(p, ctx, limit) {
 function evaluate(req) {
   const p = programs.get(req.id)
   if (!p) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${req.id}` }
+  const bound = boundContext(p, req)
+  if (!bound.ok) return bound
+  return runWithExtra(p, bound.ctx, req.extra, req.limit)
+}
+
+/** The variables of generation `req.gen` (or `req.vars`) converted for the program's environment. */
+function boundContext(p, req) {
+  if (req.gen !== undefined) {
+    // the variables of generation `gen` (the same whether sent again or not), converted for this environment?
+    const cached = boundVars.gen === req.gen ? boundVars.byEnv.get(p.e) : undefined
+    if (cached) return { ok: true, ctx: cached }
+    if (req.vars === undefined) return { ok: false, code: 'SANDBOX_RETRY_WITH_VARS', message: 'variables not cached' }
+  }
   let ctx
-  if (req.vars === undefined && req.gen !== undefined) {
-    // the host sent no variables: they equal those of generation `gen`, converted for this environment?
-    ctx = boundVars.gen === req.gen ? boundVars.byEnv.get(p.e) : undefined
-    if (!ctx) return { ok: false, code: 'SANDBOX_RETRY_WITH_VARS', message: 'variables not cached' }
-  } else {
+  try {
+    ctx = bindVariables(p.e, req.vars)
+  } catch (err) {
+    rethrowIfFatal(err)
+    return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+  }
+  if (req.gen !== undefined) {
+    // only one generation is kept, so at most one object's converted values stay alive per environment
+    if (boundVars.gen !== req.gen) boundVars = { gen: req.gen, byEnv: new Map() }
+    boundVars.byEnv.set(p.e, ctx)
+  }
+  return { ok: true, ctx }
+}
+
+/** Runs `p` over `ctx` with `extra` variables bound on top for this call only (the cached context is not changed). */
+function runWithExtra(p, ctx, extra, limit) {
+  if (extra !== undefined) {
     try {
-      ctx = bindVariables(p.e, req.vars)
+      ctx = { ...ctx }
+      for (const [name, value] of Object.entries(extra)) {
+        const v = p.e.vars[name]
+        if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
+        ctx[name] = v.decl.optional ? (value === undefined || value === null ? Optional.none() : Optional.of(convertOne(p.e, v, value))) : convertOne(p.e, v, value)
+      }
     } catch (err) {
       rethrowIfFatal(err)
       return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
     }
-    if (req.gen !== undefined) {
-      // only one generation is kept, so at most one object's converted values stay alive per environment
-      if (boundVars.gen !== req.gen) boundVars = { gen: req.gen, byEnv: new Map() }
-      boundVars.byEnv.set(p.e, ctx)
-    }
   }
-  const r = runProgram(p, ctx, req.limit)
+  const r = runProgram(p, ctx, limit)
   return r.ok ? { ok: true, value: encode(r.value), cost: r.cost } : r
+}
+
+/**
+ * Several programs over the same variables (generation `gen`, or `vars`) in one crossing, each with its own extra
+ * variables and cost limit: `steps: [{ id, extra, limit }]`. Answers each step's result as evaluate would.
+ */
+function evaluateMany(req) {
+  const results = []
+  for (const step of req.steps) {
+    const p = programs.get(step.id)
+    if (!p) {
+      results.push({ ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${step.id}` })
+      continue
+    }
+    const bound = boundContext(p, req)
+    if (!bound.ok && bound.code === 'SANDBOX_RETRY_WITH_VARS') return bound
+    results.push(bound.ok ? runWithExtra(p, bound.ctx, step.extra, step.limit) : bound)
+  }
+  return { ok: true, results }
 }
 
 function release(req) {
@@ -240,6 +284,6 @@ function release(req) {
 
 const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
 
-const api = { compile, evaluate, release, ...validator }
+const api = { compile, evaluate, evaluateMany, release, ...validator }
 globalThis.__orch = {}
 for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) => JSON.stringify(fn(JSON.parse(json)))

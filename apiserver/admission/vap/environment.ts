@@ -52,11 +52,3 @@ export const AUTHORIZER_ENVIRONMENT: CelEnvironment = {
   variables: { ...POLICY_ENVIRONMENT.variables, authorizer: { type: 'kubernetes.authorization.Authorizer' } },
   authorizer: true
 }
-
-/** Names of variables an expression refers to (`variables.x`), for lazy evaluation in dependency order. */
-export function referencedVariables (expression: string): string[] {
-  const out = new Set<string>()
-  for (const m of expression.matchAll(/\bvariables\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g)) out.add(m[1])
-  for (const m of expression.matchAll(/\bvariables\s*\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\]/g)) out.add(m[1])
-  return [...out]
-}

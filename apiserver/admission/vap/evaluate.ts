@@ -1,116 +1,49 @@
-// One policy evaluated for one request: match conditions, lazily evaluated variables, validations, audit annotations.
+// A request's matching policies evaluated: in one crossing to the sandbox pool when it can batch them, otherwise
+// (expressions using `authorizer`, an in-thread evaluator) expression by expression on the host.
 //
-// Budgets as Kubernetes': each expression runs under the per-call cost limit (1,000,000), and all of a policy's
-// expressions for one request share the per-policy runtime budget (10,000,000); past it nothing more runs.
+// The policy semantics (match conditions, lazy variables, validations, messageExpressions, audit annotations and
+// the per-call and per-policy cost budgets) live in sandbox/policy-evaluation.ts, shared by both ways.
 
-import type { PooledProgram } from '../../../sandbox/expression-evaluator.js'
-import { referencedVariables } from './environment.js'
-import type { CompiledPolicy } from './compile.js'
+import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expression-evaluator.js'
+import { PER_POLICY_COST, planPrograms, policySteps, runPolicy, type PolicyBatch, type PolicyOutcome, type PolicyPlan } from '../../../sandbox/policy-evaluation.js'
 
-export const PER_CALL_COST = 1_000_000
-export const PER_POLICY_COST = 10_000_000
+export { PER_CALL_COST, PER_POLICY_COST, BudgetExceeded, type Failure, type PolicyOutcome } from '../../../sandbox/policy-evaluation.js'
 
-export interface Failure { message: string, reason?: string, expressionIndex?: number }
-
-export interface PolicyOutcome {
-  /** False when a match condition was false (the policy does not apply). */
-  matched: boolean
-  failures: Failure[]
-  auditAnnotations: Record<string, string>
-}
-
-export class BudgetExceeded extends Error {}
-
-/** Evaluates programs sharing one cost budget and one memo of variables. */
-class Evaluation {
-  private remaining: number
-  private readonly memo = new Map<string, Promise<unknown>>()
-
-  constructor (private readonly policy: CompiledPolicy, private readonly base: Record<string, unknown>, budget: number) {
-    this.remaining = budget
-  }
-
-  async run (program: PooledProgram): Promise<unknown> {
-    const variables: Record<string, unknown> = {}
-    for (const name of referencedVariables(program.expression)) variables[name] = await this.variable(name)
-    if (this.remaining <= 0) throw new BudgetExceeded('validation failed due to running out of cost budget, no further validation rules will be run')
-    const { value, cost } = await program.evaluate({ ...this.base, variables }, { costLimit: Math.min(PER_CALL_COST, this.remaining) })
-    this.remaining -= cost
-    return value
-  }
-
-  private async variable (name: string): Promise<unknown> {
-    let v = this.memo.get(name)
-    if (v === undefined) {
-      const p = this.policy.variables.get(name)
-      v = p === undefined ? Promise.resolve(undefined) : this.run(p).then(plain)
-      this.memo.set(name, v)
-    }
-    return await v
-  }
-}
-
-/** A variable's value as the next crossing takes it: JSON (ints as numbers, maps as objects, bytes as base64). */
-function plain (v: unknown): unknown {
-  if (typeof v === 'bigint') return Number(v)
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64')
-  if (v instanceof Date) return v.toISOString()
-  if (v instanceof Map) return Object.fromEntries([...v].map(([k, x]) => [String(k), plain(x)]))
-  if (Array.isArray(v)) return v.map(plain)
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]))
-  return v
-}
-
-const errorText = (err: unknown): string => (err as Error).message
-
-/** Runs `policy` against the request's variables (object, oldObject, request, params, namespaceObject). */
-export async function evaluatePolicy (policy: CompiledPolicy, base: Record<string, unknown>, failOnError: boolean,
+/** Runs `policy` against the request's variables (object, oldObject, request, params, namespaceObject), one crossing per expression. */
+export async function evaluatePolicy (policy: PolicyPlan<PooledProgram>, base: Record<string, unknown>, failOnError: boolean,
   budget = PER_POLICY_COST): Promise<PolicyOutcome> {
-  const e = new Evaluation(policy, base, budget)
-  const out: PolicyOutcome = { matched: true, failures: [], auditAnnotations: {} }
-  try {
-    for (const m of policy.matchConditions) {
-      let v: unknown
-      try { v = await e.run(m.program) } catch (err) {
-        if (err instanceof BudgetExceeded) throw err
-        if (failOnError) out.failures.push({ message: `failed to evaluate match condition '${m.name}': ${errorText(err)}` })
-        return out
-      }
-      if (v !== true) { out.matched = false; return out }
-    }
-    for (const [i, v] of policy.validations.entries()) {
-      let ok: unknown
-      try { ok = await e.run(v.program) } catch (err) {
-        if (err instanceof BudgetExceeded) throw err
-        if (failOnError) out.failures.push({ message: `expression '${v.program.expression}' resulted in error: ${errorText(err)}`, expressionIndex: i })
-        continue
-      }
-      if (ok === true) continue
-      out.failures.push({ message: await failureMessage(e, v), reason: v.reason, expressionIndex: i })
-    }
-    for (const a of policy.auditAnnotations) {
-      try {
-        const value = await e.run(a.program)
-        if (typeof value === 'string' && value !== '') out.auditAnnotations[a.key] = value
-      } catch (err) {
-        if (err instanceof BudgetExceeded) throw err
-        if (failOnError) out.failures.push({ message: `valueExpression '${a.program.expression}' resulted in error: ${errorText(err)}` })
-      }
-    }
-  } catch (err) {
-    if (failOnError) out.failures.push({ message: errorText(err) })
-  }
-  return out
+  return await runPolicy(policySteps<PooledProgram>(policy, base, failOnError, budget),
+    async step => await step.program.evaluate({ ...step.base, variables: step.variables }, { costLimit: step.costLimit }))
 }
 
-/** messageExpression first (an error or empty string falls back), then message, then Kubernetes' default. */
-async function failureMessage (e: Evaluation, v: CompiledPolicy['validations'][number]): Promise<string> {
-  if (v.messageProgram !== undefined) {
-    try {
-      const m = await e.run(v.messageProgram)
-      if (typeof m === 'string' && m.trim() !== '' && !m.includes('\n')) return m
-    } catch { /* falls back to message, as Kubernetes does */ }
+/**
+ * Every item of `batch` evaluated: the items whose programs all belong to `evaluator` in one crossing
+ * (evaluatePolicies), the others one expression at a time. Outcomes in the items' order. A crossing that fails as
+ * a whole (its thread lost) fails each of its items as an evaluation error would (when failOnError).
+ */
+export async function evaluatePolicies (evaluator: ExpressionEvaluator, batch: PolicyBatch<PooledProgram>): Promise<PolicyOutcome[]> {
+  const out: PolicyOutcome[] = new Array(batch.items.length)
+  const batched: number[] = []
+  const single: number[] = []
+  for (const [i, item] of batch.items.entries()) {
+    const ownsAll = evaluator.evaluatePolicies !== undefined && evaluator.owns !== undefined && planPrograms(item.plan).every(p => evaluator.owns!(p))
+    ;(ownsAll ? batched : single).push(i)
   }
-  if ((v.message ?? '') !== '') return v.message!
-  return `failed expression: ${v.program.expression}`
+  await Promise.all([
+    (async () => {
+      if (batched.length === 0) return
+      const items = batched.map(i => batch.items[i])
+      try {
+        const r = await evaluator.evaluatePolicies!({ base: batch.base, items })
+        for (const [j, i] of batched.entries()) out[i] = r[j]
+      } catch (err) {
+        for (const i of batched) out[i] = { matched: true, failures: batch.items[i].failOnError ? [{ message: (err as Error).message }] : [], auditAnnotations: {} }
+      }
+    })(),
+    ...single.map(async i => {
+      const item = batch.items[i]
+      out[i] = await evaluatePolicy(item.plan, { ...batch.base, params: item.params }, item.failOnError)
+    })
+  ])
+  return out
 }

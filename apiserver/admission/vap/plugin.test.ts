@@ -203,3 +203,28 @@ t.test('authorizer checks are decided by the injected Authorizer for the request
   const admin = { ...ctx(), user: { username: 'root', groups: ['system:masters'] } }
   await cms.create(admin, 'default', cm('y', {}))
 })
+
+t.test('a policy with a CONNECT rule on pods/exec sees the PodExecOptions and can refuse the exec', async t => {
+  const { f } = await setup(t)
+  await h(f, G, 'v1beta1', 'validatingadmissionpolicies').create(ctx(), '', body({
+    apiVersion: `${G}/v1beta1`, kind: 'ValidatingAdmissionPolicy', metadata: { name: 'no-shell' },
+    spec: {
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CONNECT'], resources: ['pods/exec'] }] },
+      validations: [{
+        expression: "!(object.command[0] in ['sh', 'bash'])",
+        messageExpression: "'no shell in ' + request.name + ' (' + object.kind + ', ' + request.operation + ' ' + request.resource.resource + '/' + request.subResource + ')'"
+      }]
+    }
+  }))
+  await h(f, G, 'v1beta1', 'validatingadmissionpolicybindings').create(ctx(), '', binding('no-shell-b', 'no-shell'))
+  const exec = (command: string[]) => f.registry.admitConnect(ctx(), { group: '', version: 'v1', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web' },
+    { kind: 'PodExecOptions', apiVersion: 'v1', stdout: true, command })
+  await until(name => f.registry.admitConnect(ctx(), { group: '', version: 'v1', resource: 'pods', subresource: 'exec', namespace: 'default', name },
+    { kind: 'PodExecOptions', apiVersion: 'v1', command: ['sh'] }))
+  const err = await rejection(exec(['sh', '-c', 'id']))
+  t.equal(err.code, 422)
+  t.equal(err.message, "pods \"web\" is forbidden: ValidatingAdmissionPolicy 'no-shell' with binding 'no-shell-b' denied request: no shell in web (PodExecOptions, CONNECT pods/exec)")
+  await exec(['ls'])
+  await f.registry.admitConnect(ctx(), { group: '', version: 'v1', resource: 'pods', subresource: 'attach', namespace: 'default', name: 'web' },
+    { kind: 'PodAttachOptions', apiVersion: 'v1', stdout: true })
+})

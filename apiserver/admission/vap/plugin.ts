@@ -8,14 +8,15 @@ import type { Registry } from '../../registry/types.js'
 import type { WriteAdmission, WriteAttributes } from '../../registry/admission.js'
 import type { Authorizer } from '../../auth/types.js'
 import type { FeatureGates } from '../../featuregate/featuregate.js'
-import type { ExpressionEvaluator } from '../../../sandbox/expression-evaluator.js'
+import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expression-evaluator.js'
 import { forbidden, StatusError, type StatusReason } from '../../errors/status-error.js'
 import { labelsOf } from '../../controllers/labels.js'
 import type { Obj } from '../../registry/object-meta.js'
 import { createPolicySource, internalContext, type PolicySource } from './source.js'
 import { createAuthorizerEvaluator } from './authorizer.js'
 import { matches, type MatchRequest } from './matching.js'
-import { evaluatePolicy, type Failure } from './evaluate.js'
+import { evaluatePolicies, type Failure } from './evaluate.js'
+import type { PolicyBatch } from '../../../sandbox/policy-evaluation.js'
 import { findParams } from './params.js'
 import type { BindingObject, PolicyObject } from './types.js'
 
@@ -42,7 +43,7 @@ export function createValidatingAdmissionPolicyPlugin (deps: { registry: Registr
   let authz: ExpressionEvaluator | undefined
   const source = createPolicySource(deps.registry, deps.evaluator, () => authz)
   return {
-    validating: { admit: async (a) => { await admit(deps.registry, source, a) } },
+    validating: { admit: async (a) => { await admit(deps.registry, deps.evaluator, source, a) } },
     start: async () => {
       if (deps.authorizer !== undefined) authz = await createAuthorizerEvaluator(deps.authorizer)
       await source.start()
@@ -70,7 +71,7 @@ function requestVariable (a: WriteAttributes): Record<string, unknown> {
 
 interface Denial { policy: string, binding: string, failure: Failure }
 
-async function admit (registry: Registry, source: PolicySource, a: WriteAttributes): Promise<void> {
+async function admit (registry: Registry, evaluator: ExpressionEvaluator, source: PolicySource, a: WriteAttributes): Promise<void> {
   if (a.definition.group === 'admissionregistration.orch.io' || source.bindings.size === 0) return
   const object = a.operation === 'DELETE' ? null : a.object
   const oldObject = a.operation === 'DELETE' ? a.object : (a.oldObject ?? null)
@@ -92,18 +93,34 @@ async function admit (registry: Registry, source: PolicySource, a: WriteAttribut
   const base = { object, oldObject, request: requestVariable(a), namespaceObject: ns ?? null }
   const selected = candidates.filter(([policy, binding]) => matches(policy.spec?.matchConstraints, req, true) &&
     (binding.spec?.matchResources === undefined || matches(binding.spec.matchResources, req, false)))
-  // Bindings are evaluated at once (the pool's threads share them); their results are applied in binding order.
-  const results = await Promise.all(selected.map(async ([policy, binding]) => await evaluateBinding(registry, source, policy, binding, a, base)))
+  // Every binding's params are looked up at once; then all their evaluations cross to the sandbox together, and
+  // the results are applied in binding order.
+  const prepared = await Promise.all(selected.map(async ([policy, binding]) => await prepareBinding(registry, source, policy, binding, a)))
+  const items = prepared.flatMap(p => 'items' in p ? p.items : [])
+  const outcomes = items.length === 0 ? [] : await evaluatePolicies(evaluator, { base, items })
+  let next = 0
   let denial: Denial | undefined
   for (const [i, [policy, binding]] of selected.entries()) {
-    for (const f of results[i]) denial ??= act(a, policy, binding, f)
+    const p = prepared[i]
+    const failures = 'failures' in p ? p.failures : []
+    if ('items' in p) {
+      for (const _ of p.items) {
+        const r = outcomes[next++]
+        failures.push(...r.failures)
+        for (const [k, v] of Object.entries(r.auditAnnotations)) (a.ctx.auditAnnotations ??= {})[`${policy.metadata.name}/${k}`] = v
+      }
+    }
+    for (const f of failures) denial ??= act(a, policy, binding, f)
   }
   if (denial !== undefined) throw denied(a, denial)
 }
 
-async function evaluateBinding (registry: Registry, source: PolicySource, policy: PolicyObject, binding: BindingObject, a: WriteAttributes, base: Record<string, unknown>): Promise<Failure[]> {
+type Item = PolicyBatch<PooledProgram>['items'][number]
+
+/** A binding's evaluations (one per params object), or its failures when it cannot be evaluated. */
+async function prepareBinding (registry: Registry, source: PolicySource, policy: PolicyObject, binding: BindingObject, a: WriteAttributes): Promise<{ items: Item[] } | { failures: Failure[] }> {
   const failOnError = (policy.spec?.failurePolicy ?? 'Fail') === 'Fail'
-  const misconfigured = (message: string): Failure[] => failOnError ? [{ message }] : []
+  const misconfigured = (message: string): { failures: Failure[] } => ({ failures: failOnError ? [{ message }] : [] })
   const compiled = await source.compiled(policy)
   if (compiled === undefined) return misconfigured(`policy '${policy.metadata.name}' has expressions that do not compile`)
   let paramsList: Array<unknown> = [null]
@@ -113,17 +130,11 @@ async function evaluateBinding (registry: Registry, source: PolicySource, policy
     const found = await findParams(registry, policy.spec.paramKind, ref, a.namespace)
     if (typeof found === 'string') return misconfigured(found)
     if (found.length === 0) {
-      return (ref.parameterNotFoundAction ?? 'Deny') === 'Deny' ? [{ message: 'no params found for policy binding with `Deny` parameterNotFoundAction' }] : []
+      return { failures: (ref.parameterNotFoundAction ?? 'Deny') === 'Deny' ? [{ message: 'no params found for policy binding with `Deny` parameterNotFoundAction' }] : [] }
     }
     paramsList = found
   }
-  const out: Failure[] = []
-  for (const params of paramsList) {
-    const r = await evaluatePolicy(compiled, { ...base, params }, failOnError)
-    out.push(...r.failures)
-    for (const [k, v] of Object.entries(r.auditAnnotations)) (a.ctx.auditAnnotations ??= {})[`${policy.metadata.name}/${k}`] = v
-  }
-  return out
+  return { items: paramsList.map(params => ({ plan: compiled, params, failOnError })) }
 }
 
 /** Applies the binding's actions to one failure; returns the denial when Deny is among them. */

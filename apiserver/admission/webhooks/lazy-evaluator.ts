@@ -11,6 +11,12 @@ export function lazyExpressionEvaluator (create: () => Closable): ExpressionEval
       made ??= create()
       return await made.compileExpression(expression, environment, options)
     },
+    // Programs come from the made evaluator, so only it can own them and batch their policies.
+    owns: (p) => made?.owns?.(p) ?? false,
+    async evaluatePolicies (batch) {
+      if (made?.evaluatePolicies === undefined) throw new Error('the expression evaluator cannot batch policies')
+      return await made.evaluatePolicies(batch)
+    },
     async dispose () { const m = made; made = undefined; await m?.close?.() }
   }
 }

@@ -193,3 +193,24 @@ t.test('a configuration whose match condition misuses authorizer is refused at c
   t.equal(err.code, 422)
   t.match(err.message, /matchConditions\[0\]\.expression/)
 })
+
+t.test('a validating webhook with a CONNECT rule on pods/exec gets the PodExecOptions, no operation options, and can deny the exec', async t => {
+  const e = await env(t)
+  const server = await startWebhookServer(ca, r => r.request.object.command[0] === 'sh'
+    ? { allowed: false, status: { code: 429, reason: 'TooManyRequests', message: 'no shells, please' } }
+    : { allowed: true })
+  t.teardown(() => server.close())
+  await configure(e, 'Validating', 'exec', [hook('exec.example.com', server, { rules: [{ operations: ['CONNECT'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods/exec'] }] })])
+  const target = { group: '', version: 'v1', resource: 'pods', subresource: 'exec', namespace: 'default', name: 'web' }
+  const err = await e.fx.registry.admitConnect(ctx(), target, { kind: 'PodExecOptions', apiVersion: 'v1', stdin: true, tty: true, container: 'c', command: ['sh'] }).catch(x => x)
+  t.equal(err.code, 429)
+  t.equal(err.message, 'admission webhook "exec.example.com" denied the request: no shells, please')
+  const req = server.reviews[0].request
+  t.match(req, { operation: 'CONNECT', namespace: 'default', name: 'web', subResource: 'exec', requestSubResource: 'exec',
+    kind: { group: '', version: 'v1', kind: 'PodExecOptions' }, resource: { group: '', version: 'v1', resource: 'pods' },
+    object: { kind: 'PodExecOptions', apiVersion: 'v1', stdin: true, tty: true, container: 'c', command: ['sh'] }, oldObject: null })
+  t.notOk('options' in req, 'a connect has no operation options')
+  await e.fx.registry.admitConnect(ctx(), target, { kind: 'PodExecOptions', apiVersion: 'v1', stdout: true, command: ['ls'] })
+  await e.fx.registry.admitConnect(ctx(), { ...target, subresource: 'attach' }, { kind: 'PodAttachOptions', apiVersion: 'v1', stdout: true })
+  t.equal(server.reviews.length, 2, 'pods/attach does not match the rule')
+})

@@ -14,9 +14,13 @@ const OPTIONS_KIND = { CREATE: 'CreateOptions', UPDATE: 'UpdateOptions', DELETE:
 export function admissionRequest (uid: string, a: WriteAttributes, t: RequestTarget): AdmissionRequest {
   const d = a.definition
   const u = a.ctx.user
-  const options: Record<string, unknown> = { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[a.operation] }
-  if (a.ctx.dryRun) options.dryRun = ['All']
-  if (a.ctx.fieldManager !== undefined && a.operation !== 'DELETE') options.fieldManager = a.ctx.fieldManager
+  // A connect has no operation options (kube-apiserver sends none); its options object is `object`.
+  let options: Record<string, unknown> | null = null
+  if (a.operation !== 'CONNECT') {
+    options = { apiVersion: 'meta.k8s.io/v1', kind: OPTIONS_KIND[a.operation] }
+    if (a.ctx.dryRun) options.dryRun = ['All']
+    if (a.ctx.fieldManager !== undefined && a.operation !== 'DELETE') options.fieldManager = a.ctx.fieldManager
+  }
   const req: AdmissionRequest = {
     uid,
     kind: { group: t.group, version: t.version, kind: t.kind },
@@ -31,7 +35,7 @@ export function admissionRequest (uid: string, a: WriteAttributes, t: RequestTar
     object: a.operation === 'DELETE' ? null : a.object,
     oldObject: a.operation === 'DELETE' ? a.object : (a.oldObject ?? null),
     dryRun: a.ctx.dryRun,
-    options
+    ...(options !== null ? { options } : {})
   }
   if (a.subresource !== '') { req.subResource = a.subresource; req.requestSubResource = a.subresource }
   return req
