@@ -35,7 +35,8 @@ export function hasLocalStorageLimits (pod: Pod): boolean {
 
 /**
  * The pod's ephemeral-storage limit as PodLimits sums it: the containers' limits added in order (the sum keeps the
- * first one's format), then any init container's larger limit. Undefined when no container sets one.
+ * first one's format), then any init container's larger limit, then the pod overhead, which PodLimits adds only to a
+ * resource some container limits. Undefined when no container sets one.
  */
 export function podEphemeralLimit (pod: Pod): { bytes: number, format: QuantityFormat } | undefined {
   let out: { bytes: number, format: QuantityFormat } | undefined
@@ -50,6 +51,8 @@ export function podEphemeralLimit (pod: Pod): { bytes: number, format: QuantityF
     const bytes = Math.ceil(parseQuantity(l))
     if (out === undefined || bytes > out.bytes) out = { bytes, format: quantityFormat(l) }
   }
+  const overhead = pod.spec.overhead?.[EPHEMERAL]
+  if (out !== undefined && overhead !== undefined) out = { ...out, bytes: out.bytes + Math.ceil(parseQuantity(overhead)) }
   return out
 }
 
