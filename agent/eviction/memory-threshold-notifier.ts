@@ -92,7 +92,7 @@ export function createMemoryNotifier (d: MemoryNotifierDeps): MemoryNotifier {
           notifier: d.create({
             cgroupDir: dir,
             onCrossed: () => onCrossed?.(`eviction manager: ${description} crossed`),
-            onArmed: () => { if (watchingNode()) report('kernel', { cgroup: d.rootMemcgDir, pid: watches.map(x => x.notifier.pid()) }) },
+            onArmed: () => { if (watchingNode()) report('kernel', { cgroup: d.rootMemcgDir, helpers: watches.map(x => x.notifier.pid()) }) },
             onFailed: reason => {
               w.failed = true
               if (allocatable) d.logger.warn({ threshold: description, reason }, 'eviction manager: memory threshold notifier failed; the threshold is checked every round')
