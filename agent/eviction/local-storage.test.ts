@@ -59,6 +59,16 @@ t.test('the pod overhead\'s ephemeral-storage is added to the pod limit, and onl
   t.notOk(hasLocalStorageLimits(pod('nolimit', [container('a')], [], { overhead })))
 })
 
+t.test('sidecar (restartable) init containers count with the containers; a later init container needs the sidecars\' limits too', async t => {
+  const sidecar = (name: string, limit?: string): Container => ({ ...container(name, limit), restartPolicy: 'Always' })
+  t.equal(podEphemeralLimit(pod('s', [container('a', '1Mi')], [], { initContainers: [sidecar('log', '2Mi')] }))?.bytes, 3 * Mi)
+  const p = pod('mix', [container('a', '1Mi')], [], { initContainers: [sidecar('log', '2Mi'), container('setup', '2Mi')] })
+  t.equal(podEphemeralLimit(p)?.bytes, 4 * Mi, 'setup runs beside the sidecar: 2Mi + 2Mi is more than 1Mi + 2Mi')
+  t.equal(podEphemeralLimit(pod('before', [container('a', '1Mi')], [], { initContainers: [container('setup', '2Mi'), sidecar('log', '2Mi')] }))?.bytes, 3 * Mi,
+    'an init container before the sidecar runs alone')
+  t.same(podEphemeralLimit(pod('only', [container('a')], [], { initContainers: [sidecar('log', '500k')] })), { bytes: 500_000, format: 'DecimalSI' })
+})
+
 t.test('a container past its limit: logs, plus the writable layer unless images have a filesystem of their own', async t => {
   const p = pod('app', [container('app', '1Mi'), container('side')])
   const usage = { containers: [{ name: 'side', logsBytes: 50 * Mi }, { name: 'app', logsBytes: 600 * Ki, rootfsBytes: 600 * Ki }] }
