@@ -4,7 +4,10 @@ import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { createMemcgNotifier, DEFAULT_PYTHON, helperScriptPath, spawnHelper, type HelperProcess } from './memcg-notifier.js'
+import { createMemcgNotifier, DEFAULT_PYTHON, helperScriptPath, spawnHelper, type HelperProcess, type MemcgNotifier } from './memcg-notifier.js'
+import { createMemoryNotifier } from './memory-threshold-notifier.js'
+import { memcgUsage } from './signals.js'
+import { configuredThresholds } from './thresholds.js'
 import { createNodeEviction } from './node-eviction.js'
 import { createEventRecorder } from '../events/recorder.js'
 import { loadOrchletConfig } from '../config/load.js'
@@ -170,5 +173,39 @@ if (why !== undefined) {
     const pids = helpers.map(h => h.pid!)
     await eviction.stop()
     t.same(pids.filter(alive), [], 'no helper process left after stop')
+  })
+
+  t.test('a helper killed (as by the OOM killer) is started again at the next refresh and notifies again', async t => {
+    const dir = testCgroup(t, 'restart')
+    const a = allocator(t, dir)
+    await lineFrom(a.child, 'joined')
+    const allocatable = 1024 * Mi
+    const made: MemcgNotifier[] = []
+    const crossed: string[] = []
+    const notifier = createMemoryNotifier({
+      thresholds: configuredThresholds({ evictionHard: [{ signal: 'allocatableMemory.available', value: { quantity: allocatable - (usage(dir) + 16 * Mi) } }], evictionSoft: [], evictionSoftGracePeriod: {}, evictionMinimumReclaim: {} }),
+      rootMemcgDir: MEMORY,
+      podsMemcgDir: dir,
+      nodeFigures: () => undefined,
+      podsFigures: () => ({ capacity: allocatable, ...memcgUsage(dir)! }),
+      create: n => { const m = createMemcgNotifier(n); made.push(m); return m },
+      logger: { info () {}, warn () {} }
+    })
+    t.teardown(async () => { await notifier.stop() })
+    notifier.start(m => crossed.push(m))
+    notifier.refresh()
+    await until('armed', () => made[0]?.armed() === true)
+    const first = made[0]!.pid()!
+    process.kill(first, 'SIGKILL')
+    await until('the failure seen', () => made[0]!.pid() === undefined)
+    notifier.refresh()
+    t.equal(made.length, 2, 'a new helper')
+    await until('the new helper armed', () => made[1]!.armed())
+    a.allocate(48)
+    await until('the notification', () => crossed.length > 0)
+    t.same(crossed.slice(0, 1), ['eviction manager: hard allocatable memory eviction threshold crossed'])
+    const second = made[1]!.pid()!
+    await notifier.stop()
+    t.same([first, second].filter(alive), [], 'no helper left')
   })
 }

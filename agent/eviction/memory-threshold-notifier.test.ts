@@ -99,8 +99,14 @@ t.test('watching once every memory.available notifier is armed, logged once; a f
   t.match(r.logs.at(-1), ['warn', /polled every second: the kernel's memcg notification stopped/, { reason: 'helper exited (code 2)' }])
   const sets = r.fakes[2]!.sets.length
   r.notifier.refresh()
-  t.equal(r.fakes[2]!.sets.length, sets, 'a failed notifier is not set again')
+  t.equal(r.fakes[2]!.sets.length, sets, 'the failed helper is not set again')
+  t.equal(r.fakes.length, 4, 'a notifier that had worked is started anew at the next refresh, as the kubelet makes its notifiers anew')
+  t.same(r.fakes[3]!.sets, [1024 * Mi - 200 * Mi + 110 * Mi])
+  r.fakes[3]!.confirm()
+  t.equal(r.notifier.watching(), true)
+  t.equal(r.logs.filter(l => /watched by the kernel/.test(l[1])).length, 2, 'the return to notifications is logged')
   await r.notifier.stop()
+  t.ok(r.fakes[3]!.stopped)
 })
 
 t.test('without a cgroup v1 memory controller nothing is started and polling is logged once', async t => {
@@ -118,6 +124,9 @@ t.test('a helper failing at start (no python3, no os.eventfd) is logged as polli
   r.fakes[0]!.deps.onFailed('/usr/bin/python3: spawn /usr/bin/python3 ENOENT')
   t.match(r.logs, [['info', /polled every second: the kernel's memcg notification is not available here/, { reason: /ENOENT/ }]])
   t.equal(r.notifier.watching(), false)
+  r.notifier.refresh()
+  t.equal(r.fakes.length, 1, 'one that never worked is not tried again')
+  t.equal(r.logs.length, 1)
 })
 
 t.test('no memory threshold, no notifier', async t => {

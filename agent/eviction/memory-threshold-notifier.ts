@@ -48,7 +48,8 @@ export interface MemoryNotifierDeps {
 const POLLED = 'eviction manager: the memory signal is polled every second'
 
 export function createMemoryNotifier (d: MemoryNotifierDeps): MemoryNotifier {
-  interface Watch { threshold: Threshold, allocatable: boolean, notifier: MemcgNotifier, failed: boolean }
+  /** `worked`: its helper was armed once, so a later failure (the helper killed, say by the OOM killer) is retried. */
+  interface Watch { threshold: Threshold, allocatable: boolean, dir: string, notifier: MemcgNotifier, failed: boolean, worked: boolean }
   const watches: Watch[] = []
   let onCrossed: ((message: string) => void) | undefined
   let mode: 'unknown' | 'kernel' | 'polling' = 'unknown'
@@ -61,6 +62,25 @@ export function createMemoryNotifier (d: MemoryNotifierDeps): MemoryNotifier {
     if (next === 'kernel') d.logger.info(detail, 'eviction manager: memory thresholds are watched by the kernel\'s memcg notification (python3 helper)')
     else if (was === 'unknown') d.logger.info(detail, `${POLLED}: the kernel's memcg notification is not available here`)
     else d.logger.warn(detail, `${POLLED}: the kernel's memcg notification stopped`)
+  }
+
+  function notifierFor (w: Watch): MemcgNotifier {
+    const description = describeThreshold(w.threshold)
+    const notifier = d.create({
+      cgroupDir: w.dir,
+      onCrossed: () => onCrossed?.(`eviction manager: ${description} crossed`),
+      onArmed: () => {
+        w.worked = true
+        if (watchingNode()) report('kernel', { cgroup: d.rootMemcgDir, helpers: watches.map(x => x.notifier.pid()) })
+      },
+      onFailed: reason => {
+        if (w.notifier !== notifier) return
+        w.failed = true
+        if (w.allocatable) d.logger.warn({ threshold: description, reason }, 'eviction manager: memory threshold notifier failed; the threshold is checked every round')
+        else report('polling', { threshold: description, reason })
+      }
+    })
+    return notifier
   }
 
   function watchingNode (): boolean {
@@ -84,22 +104,8 @@ export function createMemoryNotifier (d: MemoryNotifierDeps): MemoryNotifier {
           d.logger.info({ threshold: describeThreshold(t) }, 'eviction manager: no pods memory cgroup to watch; the threshold is checked every round')
           continue
         }
-        const description = describeThreshold(t)
-        const w: Watch = {
-          threshold: t,
-          allocatable,
-          failed: false,
-          notifier: d.create({
-            cgroupDir: dir,
-            onCrossed: () => onCrossed?.(`eviction manager: ${description} crossed`),
-            onArmed: () => { if (watchingNode()) report('kernel', { cgroup: d.rootMemcgDir, helpers: watches.map(x => x.notifier.pid()) }) },
-            onFailed: reason => {
-              w.failed = true
-              if (allocatable) d.logger.warn({ threshold: description, reason }, 'eviction manager: memory threshold notifier failed; the threshold is checked every round')
-              else report('polling', { threshold: description, reason })
-            }
-          })
-        }
+        const w = { threshold: t, allocatable, dir, failed: false, worked: false } as Watch
+        w.notifier = notifierFor(w)
         watches.push(w)
       }
     },
@@ -108,7 +114,15 @@ export function createMemoryNotifier (d: MemoryNotifierDeps): MemoryNotifier {
       const pods = d.podsFigures()
       for (const w of watches) {
         const f = w.allocatable ? pods : node
-        if (f === undefined || w.failed) continue
+        if (f === undefined) continue
+        if (w.failed) {
+          // As the kubelet makes its notifiers anew at each update: one that worked is started again.
+          if (!w.worked) continue
+          d.logger.info({ threshold: describeThreshold(w.threshold) }, 'eviction manager: restarting the memory threshold notifier')
+          w.failed = false
+          w.worked = false
+          w.notifier = notifierFor(w)
+        }
         w.notifier.set(memcgThreshold(w.threshold, f))
       }
     },
