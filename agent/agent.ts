@@ -254,6 +254,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     allocatableMemoryBytes: facts.memoryBytes - (config.orchReserved.memory ?? 0) - (config.systemReserved.memory ?? 0),
     statsSummary: pods.view.statsSummary as () => Promise<{ pods: Array<Record<string, unknown>> }>,
     onEvicted: signal => metrics.evicted(signal),
+    podsMemcgDir: podCgroups?.podsMemoryDir(),
     onConditionsChanged: () => { void node?.postStatus().catch(err => logger.warn({ err: (err as Error).message }, 'posting the node status after a pressure change failed')) }
   })
   if (!config.runOnce) eviction.start(10_000, 1_000)
@@ -378,7 +379,7 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
     },
     async stop (opts = {}) {
       certificates?.stop()
-      eviction?.stop()
+      await eviction?.stop()
       if (qosTimer !== undefined) clearInterval(qosTimer)
       gc.stop()
       for (const s of sources) s.stop()

@@ -33,6 +33,8 @@ export interface CgroupDriver {
   read(name: readonly string[]): CgroupResources
   /** The memory the cgroup uses now (v1 memory.usage_in_bytes, v2 memory.current); undefined when unreadable. */
   memoryUsage(name: readonly string[]): number | undefined
+  /** The cgroup's directory in the cgroup v1 memory controller (memcg threshold notifications); absent on v2. */
+  memoryCgroupDir?(name: readonly string[]): string
 }
 
 const V1_CONTROLLERS = ['memory', 'cpu', 'pids'] as const
@@ -78,6 +80,7 @@ export function createCgroupfsV1 (root = '/sys/fs/cgroup'): CgroupDriver {
     update: apply,
     remove (name) { for (const c of V1_CONTROLLERS) rmdirQuiet(dir(c, name)) },
     memoryUsage: name => readNumber(join(dir('memory', name), 'memory.usage_in_bytes')),
+    memoryCgroupDir: name => dir('memory', name),
     read: name => ({
       cpuShares: readNumber(join(dir('cpu', name), 'cpu.shares')),
       cpuQuotaUs: readNumber(join(dir('cpu', name), 'cpu.cfs_quota_us')),
@@ -177,7 +180,8 @@ export function createSystemdDriver (runDir = '/run/systemd/system', root = '/sy
     update: (name, r) => fs.update(path(name), r),
     remove: name => fs.remove(path(name)),
     read: name => fs.read(path(name)),
-    memoryUsage: name => fs.memoryUsage(path(name))
+    memoryUsage: name => fs.memoryUsage(path(name)),
+    ...(fs.memoryCgroupDir !== undefined ? { memoryCgroupDir: (name: readonly string[]) => fs.memoryCgroupDir!(path(name)) } : {})
   }
 }
 

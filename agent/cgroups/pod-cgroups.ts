@@ -71,6 +71,8 @@ export interface PodCgroups {
   removePod(pod: Pod): void
   /** Sets the tiers' values from the pods now (the kubelet's UpdateQOSCgroups; also run periodically). */
   updateTiers(): void
+  /** The pods cgroup's cgroup v1 memory directory (allocatable memory notifications); undefined on cgroup v2. */
+  podsMemoryDir(): string | undefined
 }
 
 export function createPodCgroups (d: PodCgroupsDeps): PodCgroups {
@@ -135,6 +137,7 @@ export function createPodCgroups (d: PodCgroupsDeps): PodCgroups {
       }
       updateTiers()
     },
-    updateTiers
+    updateTiers,
+    podsMemoryDir: () => d.driver.memoryCgroupDir?.(pods)
   }
 }

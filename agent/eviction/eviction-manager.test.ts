@@ -195,3 +195,49 @@ t.test('percent thresholds are taken of the signal\'s capacity; an unobserved si
   await r.manager.synchronize()
   t.same(r.manager.conditions(), [], '50 of 1000 is not below 5%')
 })
+
+t.test('a kernel memcg notification starts a round at once; its thresholds are refreshed in rounds at most every 10 s', async t => {
+  let onCrossed: ((m: string) => void) | undefined
+  let refreshes = 0
+  let watching = false
+  let stopped = false
+  let polled = 0
+  const logs: string[] = []
+  const r = rig({ evictionHard: [{ signal: 'memory.available', value: { quantity: 100 * Mi } }] }, {
+    observeMemory: async () => { polled++; return r.obs },
+    memoryNotifier: { start: fn => { onCrossed = fn }, refresh: () => { refreshes++ }, watching: () => watching, stop: async () => { stopped = true } },
+    logger: { info: (_o, m) => { if (m !== undefined) logs.push(m) }, warn () {} }
+  })
+  r.obs = memory(500)
+  r.manager.start(3_600_000, 5)
+  t.ok(onCrossed, 'the notifier is started with the manager')
+  await r.manager.synchronize()
+  t.equal(refreshes, 1, 'the first round arms the notifier')
+  r.clock.advance(10_000)
+  await r.manager.synchronize()
+  t.equal(refreshes, 1, 'not again within 10 s')
+  r.clock.advance(1)
+  await r.manager.synchronize()
+  t.equal(refreshes, 2)
+
+  watching = true
+  await new Promise(resolve => setTimeout(resolve, 50))
+  const before = polled
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(polled, before, 'no polling while the kernel watches memory.available')
+
+  r.pods.push(pod('hog'))
+  r.usage.set('hog', 900 * Mi)
+  r.obs = memory(50)
+  onCrossed!('eviction manager: hard memory eviction threshold crossed')
+  for (let i = 0; i < 50 && r.evicted.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  t.same(r.evicted.map(e => e.pod.metadata.name), ['hog'], 'the notification\'s round evicted without waiting for the period')
+  t.ok(logs.includes('eviction manager: hard memory eviction threshold crossed'), 'the kubelet\'s message is logged')
+
+  watching = false
+  const resumed = polled
+  for (let i = 0; i < 50 && polled === resumed; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  t.ok(polled > resumed, 'polling resumes when the notifier stops watching')
+  await r.manager.stop()
+  t.ok(stopped, 'stop waits for the notifier')
+})

@@ -9,6 +9,7 @@ import {
 } from './thresholds.js'
 import { hasLocalStorageLimits, localStorageViolation } from './local-storage.js'
 import { isCriticalPod, rankDiskPressure, rankMemoryPressure, rankPidPressure, type PodUsage, type RankFn } from './ranking.js'
+import type { MemoryNotifier } from './memory-threshold-notifier.js'
 
 /** The kubelet's eviction reason and message formats (pkg/kubelet/eviction/helpers.go). */
 export const EVICTED_REASON = 'Evicted'
@@ -17,6 +18,8 @@ const THRESHOLD_MET_FMT = (quantity: string, available: string): string => `Thre
 const CONTAINER_FMT = (name: string, usage: string, request: string, resource: string): string => `Container ${name} was using ${usage}, request is ${request}, has larger consumption of ${resource}. `
 /** A hard threshold's pods get this grace period (immediateEvictionGracePeriodSeconds). */
 export const IMMEDIATE_EVICTION_GRACE_SECONDS = 1
+/** How often the memory notifiers' thresholds are computed again from current figures (notifierRefreshInterval). */
+export const NOTIFIER_REFRESH_MS = 10_000
 
 /**
  * Per pod: usage, and per container its memory working set and local storage (for the message naming the offending
@@ -47,8 +50,13 @@ export interface EvictionManagerDeps {
   maxPodGracePeriodSeconds: number
   now(): number
   observe(): Promise<Observations>
-  /** Only the memory signals, cheap enough to poll between rounds (no memcg notification from Node; see startPolling). */
+  /** Only the memory signals, cheap enough to poll between rounds where no memcg notification watches them. */
   observeMemory?(): Promise<Observations>
+  /**
+   * kernelMemcgNotification: the kernel tells of memory thresholds crossed (a round starts at once); its thresholds
+   * are refreshed in rounds at most every NOTIFIER_REFRESH_MS. While it watches memory.available, no polling.
+   */
+  memoryNotifier?: MemoryNotifier
   /** Pods admitted, not finished and not being stopped. */
   activePods(): Pod[]
   podStats(): Promise<ReadonlyMap<string, PodStats>>
@@ -76,9 +84,13 @@ export interface EvictionManager {
   has(condition: PressureCondition): boolean
   /** The eviction admit handler: under pressure only critical pods (and, under memory pressure alone, non-BestEffort ones). */
   admit(pod: Pod): AdmitResult
-  /** Runs a round every `intervalMs`, and polls the memory signals every `memoryPollMs` to start one early. */
+  /**
+   * Runs a round every `intervalMs`; a kernel memcg notification starts one at once, and where none watches the
+   * memory signal it is polled every `memoryPollMs` to start one early.
+   */
   start(intervalMs: number, memoryPollMs: number): void
-  stop(): void
+  /** Stops the timers and the memory notifier's helpers (resolves once they have exited). */
+  stop(): Promise<void>
 }
 
 const RANK: Record<string, RankFn> = { memory: rankMemoryPressure, 'ephemeral-storage': rankDiskPressure, inodes: rankDiskPressure, pids: rankPidPressure }
@@ -97,6 +109,7 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
   let lastObserved = new Map<PressureCondition, number>()
   let current: PressureCondition[] = []
   let running: Promise<Pod[]> | undefined
+  let notifierRefreshedAt: number | undefined
   const timers: NodeJS.Timeout[] = []
 
   function setConditions (next: PressureCondition[]): void {
@@ -155,6 +168,11 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
   }
 
   async function round (): Promise<Pod[]> {
+    const started = d.now()
+    if (d.memoryNotifier !== undefined && (notifierRefreshedAt === undefined || started - notifierRefreshedAt > NOTIFIER_REFRESH_MS)) {
+      notifierRefreshedAt = started
+      try { d.memoryNotifier.refresh() } catch (err) { d.logger.warn({ err: (err as Error).message }, 'eviction manager: failed to update the memory threshold notifiers') }
+    }
     const obs = await d.observe()
     let now = met.length > 0 ? mergeThresholds(thresholdsMet(d.thresholds, obs, false), thresholdsMet(met, obs, true)) : thresholdsMet(d.thresholds, obs, false)
     const at = d.now()
@@ -205,7 +223,7 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
   }
 
   async function pollMemory (): Promise<void> {
-    if (d.observeMemory === undefined || running !== undefined) return
+    if (d.observeMemory === undefined || running !== undefined || d.memoryNotifier?.watching() === true) return
     const memory = d.thresholds.filter(t => SIGNAL_RESOURCE[t.signal] === 'memory')
     if (memory.length === 0) return
     const obs = await d.observeMemory()
@@ -236,8 +254,18 @@ export function createEvictionManager (d: EvictionManagerDeps): EvictionManager 
       }
       every(intervalMs, async () => await manager.synchronize())
       if (d.observeMemory !== undefined) every(memoryPollMs, pollMemory)
+      d.memoryNotifier?.start(message => {
+        d.logger.info({}, message)
+        // A notification during a round may come after its observations: a round follows the running one.
+        const after = running ?? Promise.resolve([])
+        after.catch(() => []).then(async () => await manager.synchronize())
+          .catch(err => d.logger.warn({ err: (err as Error).message }, 'eviction manager round failed'))
+      })
     },
-    stop () { for (const t of timers.splice(0)) clearInterval(t) }
+    async stop () {
+      for (const t of timers.splice(0)) clearInterval(t)
+      await d.memoryNotifier?.stop()
+    }
   }
   return manager
 }

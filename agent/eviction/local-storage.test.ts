@@ -43,6 +43,32 @@ t.test('the pod total past the sum of its containers\' limits', async t => {
   t.equal(podEphemeralLimit(pod('none', [container('a')])), undefined)
 })
 
+t.test('the pod overhead\'s ephemeral-storage is added to the pod limit, and only to a limit some container sets', async t => {
+  const overhead = { 'ephemeral-storage': '512Ki', memory: '64Mi' }
+  const p = pod('kata', [container('a', '1Mi'), container('b')], [], { overhead })
+  t.same(podEphemeralLimit(p), { bytes: Mi + 512 * Ki, format: 'BinarySI' })
+  t.equal(localStorageViolation(p, { ephemeralStorageBytes: Mi + 512 * Ki, containers: [] }, false), undefined, 'usage within containers\' limit plus overhead')
+  t.same(localStorageViolation(p, { ephemeralStorageBytes: Mi + 512 * Ki + 1, containers: [] }, false),
+    { message: 'Pod ephemeral local storage usage exceeds the total limit of containers 1536Ki. ', signal: 'ephemeralpodfs.limit' })
+  const init = pod('init', [container('a', '1Mi')], [], { initContainers: [container('setup', '4Mi')], overhead })
+  t.equal(podEphemeralLimit(init)?.bytes, 4 * Mi + 512 * Ki, 'added after the init containers\' maximum')
+  const decimal = pod('dec', [container('a', '1M')], [], { overhead: { 'ephemeral-storage': '500k' } })
+  t.equal(localStorageViolation(decimal, { ephemeralStorageBytes: 2_000_000, containers: [] }, false)?.message,
+    'Pod ephemeral local storage usage exceeds the total limit of containers 1500k. ', 'the sum keeps the containers\' format')
+  t.equal(podEphemeralLimit(pod('nolimit', [container('a')], [], { overhead })), undefined, 'overhead alone sets no limit')
+  t.notOk(hasLocalStorageLimits(pod('nolimit', [container('a')], [], { overhead })))
+})
+
+t.test('sidecar (restartable) init containers count with the containers; a later init container needs the sidecars\' limits too', async t => {
+  const sidecar = (name: string, limit?: string): Container => ({ ...container(name, limit), restartPolicy: 'Always' })
+  t.equal(podEphemeralLimit(pod('s', [container('a', '1Mi')], [], { initContainers: [sidecar('log', '2Mi')] }))?.bytes, 3 * Mi)
+  const p = pod('mix', [container('a', '1Mi')], [], { initContainers: [sidecar('log', '2Mi'), container('setup', '2Mi')] })
+  t.equal(podEphemeralLimit(p)?.bytes, 4 * Mi, 'setup runs beside the sidecar: 2Mi + 2Mi is more than 1Mi + 2Mi')
+  t.equal(podEphemeralLimit(pod('before', [container('a', '1Mi')], [], { initContainers: [container('setup', '2Mi'), sidecar('log', '2Mi')] }))?.bytes, 3 * Mi,
+    'an init container before the sidecar runs alone')
+  t.same(podEphemeralLimit(pod('only', [container('a')], [], { initContainers: [sidecar('log', '500k')] })), { bytes: 500_000, format: 'DecimalSI' })
+})
+
 t.test('a container past its limit: logs, plus the writable layer unless images have a filesystem of their own', async t => {
   const p = pod('app', [container('app', '1Mi'), container('side')])
   const usage = { containers: [{ name: 'side', logsBytes: 50 * Mi }, { name: 'app', logsBytes: 600 * Ki, rootfsBytes: 600 * Ki }] }

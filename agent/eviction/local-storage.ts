@@ -33,23 +33,49 @@ export function hasLocalStorageLimits (pod: Pod): boolean {
     (pod.spec.volumes ?? []).some(v => v.emptyDir?.sizeLimit !== undefined)
 }
 
+type Amount = { bytes: number, format: QuantityFormat } | undefined
+
+/** addResourceList for one resource: a sum keeps its first term's format. */
+function add (a: Amount, b: Amount): Amount {
+  if (a === undefined) return b
+  return b === undefined ? a : { ...a, bytes: a.bytes + b.bytes }
+}
+
+/** maxResourceList for one resource: the larger replaces, format and all. */
+function max (a: Amount, b: Amount): Amount {
+  return b !== undefined && (a === undefined || b.bytes > a.bytes) ? b : a
+}
+
+function amountOf (q: string | undefined): Amount {
+  return q === undefined ? undefined : { bytes: Math.ceil(parseQuantity(q)), format: quantityFormat(q) }
+}
+
 /**
  * The pod's ephemeral-storage limit as PodLimits sums it: the containers' limits added in order (the sum keeps the
- * first one's format), then any init container's larger limit. Undefined when no container sets one.
+ * first one's format); restartable (sidecar) init containers are added too, and each init container needs its own
+ * limit plus the sidecars started before it, the largest of which wins if larger; then the pod overhead, which
+ * PodLimits adds only to a resource some container limits. Undefined when no container sets one.
  */
 export function podEphemeralLimit (pod: Pod): { bytes: number, format: QuantityFormat } | undefined {
-  let out: { bytes: number, format: QuantityFormat } | undefined
-  for (const c of pod.spec.containers) {
-    const l = limitOf(c)
-    if (l === undefined) continue
-    out = out === undefined ? { bytes: Math.ceil(parseQuantity(l)), format: quantityFormat(l) } : { ...out, bytes: out.bytes + Math.ceil(parseQuantity(l)) }
-  }
+  let out: Amount
+  for (const c of pod.spec.containers) out = add(out, amountOf(limitOf(c)))
+  let sidecars: Amount
+  let init: Amount
   for (const c of pod.spec.initContainers ?? []) {
-    const l = limitOf(c)
-    if (l === undefined) continue
-    const bytes = Math.ceil(parseQuantity(l))
-    if (out === undefined || bytes > out.bytes) out = { bytes, format: quantityFormat(l) }
+    const own = amountOf(limitOf(c))
+    let need: Amount
+    if (c.restartPolicy === 'Always') {
+      out = add(out, own)
+      sidecars = add(sidecars, own)
+      need = sidecars
+    } else {
+      need = add(own, sidecars)
+    }
+    init = max(init, need)
   }
+  out = max(out, init)
+  const overhead = pod.spec.overhead?.[EPHEMERAL]
+  if (out !== undefined && overhead !== undefined) out = add(out, amountOf(overhead))
   return out
 }
 

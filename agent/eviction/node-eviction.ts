@@ -1,13 +1,16 @@
 // Binds the eviction manager to the orchlet: its config, the node's real signals, the pods' stats and the pod manager's eviction.
 
-import { statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import type { OrchletConfig } from '../config/types.js'
 import type { EventRecorder } from '../events/recorder.js'
 import { podReference } from '../pods/pod-events.js'
 import type { Pod } from '../pods/pod-types.js'
 import { createEvictionManager, EVICTED_REASON, type EvictionManager, type PodStats } from './eviction-manager.js'
-import { nodeMemory, observeSignals } from './signals.js'
-import { configuredThresholds, type PressureCondition } from './thresholds.js'
+import { memcgUsage, nodeMemory, observeSignals } from './signals.js'
+import { configuredThresholds, type PressureCondition, type Threshold } from './thresholds.js'
+import { createMemcgNotifier, type SpawnHelper } from './memcg-notifier.js'
+import { createMemoryNotifier, type MemoryNotifier } from './memory-threshold-notifier.js'
 
 export interface NodeEvictionDeps {
   config: OrchletConfig
@@ -28,6 +31,13 @@ export interface NodeEvictionDeps {
   onConditionsChanged?(conditions: PressureCondition[]): void
   /** Told each eviction's signal (kubelet_evictions). */
   onEvicted?(signal: string): void
+  /** The cgroup mount (default /sys/fs/cgroup): its v1 memory controller is what kernelMemcgNotification watches. */
+  cgroupRoot?: string
+  /** The pods cgroup's v1 memory directory (allocatableMemory.available's notifications), when pods have one. */
+  podsMemcgDir?: string
+  /** Starts the memcg notifier's helper (tests pass a fake); the python3 to run it with. */
+  spawn?: SpawnHelper
+  python?: string
   logger: { info(o: object, m?: string): void, warn(o: object, m?: string): void }
 }
 
@@ -70,27 +80,55 @@ export function dedicatedImageFs (rootDir: string, imageDir: string | undefined)
   try { return statSync(imageDir).dev !== statSync(rootDir).dev } catch { return false }
 }
 
+/**
+ * kernelMemcgNotification: the kernel's memcg threshold notifications through the python3 helper where the cgroup v1
+ * memory controller is mounted; undefined when the option is off (the memory signal is then polled).
+ */
+export function nodeMemoryNotifier (d: NodeEvictionDeps, thresholds: readonly Threshold[]): MemoryNotifier | undefined {
+  if (!d.config.kernelMemcgNotification) {
+    d.logger.info({}, 'eviction manager: the memory signal is polled every second (kernelMemcgNotification is off)')
+    return undefined
+  }
+  const cgroupRoot = d.cgroupRoot ?? '/sys/fs/cgroup'
+  const v1 = join(cgroupRoot, 'memory')
+  return createMemoryNotifier({
+    thresholds,
+    rootMemcgDir: existsSync(join(v1, 'cgroup.event_control')) ? v1 : undefined,
+    podsMemcgDir: d.podsMemcgDir,
+    nodeFigures: () => nodeMemory(cgroupRoot),
+    podsFigures: () => {
+      const used = d.podsMemcgDir === undefined ? undefined : memcgUsage(d.podsMemcgDir)
+      return used === undefined ? undefined : { capacity: d.allocatableMemoryBytes, ...used }
+    },
+    create: n => createMemcgNotifier({ ...n, spawn: d.spawn, python: d.python }),
+    logger: d.logger
+  })
+}
+
 export function createNodeEviction (d: NodeEvictionDeps): EvictionManager {
   const c = d.config
+  const thresholds = configuredThresholds(c)
   const podStats = async (): Promise<Map<string, PodStats>> => podStatsOf((await d.statsSummary()).pods)
   const sources = {
     rootDir: c.rootDir,
     imageDir: d.imageDir,
+    cgroupRoot: d.cgroupRoot,
     allocatableMemoryBytes: d.allocatableMemoryBytes,
     podsWorkingSetBytes: async () => [...(await podStats()).values()].reduce((a, p) => a + (p.memoryBytes ?? 0), 0)
   }
   return createEvictionManager({
-    thresholds: configuredThresholds(c),
+    thresholds,
     pressureTransitionMs: c.evictionPressureTransitionPeriod,
     maxPodGracePeriodSeconds: c.evictionMaxPodGracePeriod,
     now: d.now,
     observe: async () => await observeSignals(sources),
-    // The kernel's memcg threshold notification (cgroup v1 cgroup.event_control with an eventfd, v2 memory.events
-    // polling) needs eventfd(2), which Node cannot make without native code: the memory signal is polled instead.
+    // Polled every second unless the kernel's memcg notification (an eventfd on cgroup v1's cgroup.event_control,
+    // through the python3 helper since Node cannot make an eventfd) watches it.
     observeMemory: async () => {
-      const mem = nodeMemory()
+      const mem = nodeMemory(d.cgroupRoot)
       return mem === undefined ? {} : { 'memory.available': { available: mem.capacity - mem.workingSet, capacity: mem.capacity } }
     },
+    memoryNotifier: nodeMemoryNotifier(d, thresholds),
     activePods: () => d.pods.active(),
     podStats,
     async evictPod (req) {

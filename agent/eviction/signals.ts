@@ -14,27 +14,34 @@ function statField (text: string, key: string): number | undefined {
   return m ? Number(m[1]) : undefined
 }
 
+/** A cgroup v1 memory cgroup's usage and working set (usage less total_inactive_file); undefined when unreadable. */
+export function memcgUsage (dir: string): { usage: number, workingSet: number } | undefined {
+  const usage = read(join(dir, 'memory.usage_in_bytes'))
+  const stat = read(join(dir, 'memory.stat'))
+  if (usage === undefined || stat === undefined) return undefined
+  const bytes = Number(usage.trim())
+  return { usage: bytes, workingSet: Math.max(0, bytes - (statField(stat, 'total_inactive_file') ?? 0)) }
+}
+
 /**
  * The node's memory working set as the kubelet computes it: the root memory cgroup's usage less its inactive
  * file pages (cgroup v1: memory.usage_in_bytes and total_inactive_file; v2: memory.current and inactive_file),
- * falling back to /proc/meminfo where the root cgroup shows no memory figures (cgroup v2's root).
+ * falling back to /proc/meminfo where the root cgroup shows no memory figures (cgroup v2's root). `usage` is the
+ * cgroup's usage itself (the memcg threshold notification is set on it).
  */
-export function nodeMemory (cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc'): { capacity: number, workingSet: number } | undefined {
+export function nodeMemory (cgroupRoot = '/sys/fs/cgroup', procRoot = '/proc'): { capacity: number, workingSet: number, usage: number } | undefined {
   const info = memoryUsage(procRoot)
   if (info === undefined) return undefined
   const capacity = info.availableBytes + info.workingSetBytes
-  const v1Usage = read(join(cgroupRoot, 'memory', 'memory.usage_in_bytes'))
-  const v1Stat = read(join(cgroupRoot, 'memory', 'memory.stat'))
-  if (v1Usage !== undefined && v1Stat !== undefined) {
-    const inactive = statField(v1Stat, 'total_inactive_file') ?? 0
-    return { capacity, workingSet: Math.max(0, Number(v1Usage.trim()) - inactive) }
-  }
+  const v1 = memcgUsage(join(cgroupRoot, 'memory'))
+  if (v1 !== undefined) return { capacity, ...v1 }
   const v2Usage = read(join(cgroupRoot, 'memory.current'))
   const v2Stat = read(join(cgroupRoot, 'memory.stat'))
   if (v2Usage !== undefined && v2Stat !== undefined) {
-    return { capacity, workingSet: Math.max(0, Number(v2Usage.trim()) - (statField(v2Stat, 'inactive_file') ?? 0)) }
+    const usage = Number(v2Usage.trim())
+    return { capacity, usage, workingSet: Math.max(0, usage - (statField(v2Stat, 'inactive_file') ?? 0)) }
   }
-  return { capacity, workingSet: info.workingSetBytes }
+  return { capacity, workingSet: info.workingSetBytes, usage: info.workingSetBytes }
 }
 
 export interface SignalSources {

@@ -79,6 +79,8 @@ export interface PodSpec {
   priority?: number
   priorityClassName?: string
   readinessGates?: Array<{ conditionType: string }>
+  /** Pod overhead, set at admission from the RuntimeClass's podFixed. */
+  overhead?: Record<string, string>
 }
 
 export interface ContainerStateWaiting { reason?: string; message?: string }

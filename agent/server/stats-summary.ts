@@ -4,7 +4,7 @@ import type { ContainerRuntime } from '../runtime/runtime.js'
 import type { Pod, PodStatus } from '../pods/pod-types.js'
 import { rfc3339 } from '../node/node-object.js'
 import { bootTimeMs, cpuUsageNanoSeconds, fsUsage, memoryUsage, processLimits } from '../node/machine-stats.js'
-import { containerLogsBytes, podEphemeralBytes, podVolumeStats, type StorageSources } from './pod-storage-stats.js'
+import { containerLogsBytes, podEphemeralBytes, podEtcHostsBytes, podLogFilesBytes, podVolumeStats, type StorageSources } from './pod-storage-stats.js'
 
 export interface StatsSummaryDeps {
   nodeName: string
@@ -116,7 +116,8 @@ export function createStatsSummary (d: StatsSummaryDeps): StatsSummaryProvider {
       const volumes = await podVolumeStats(d.storage, pod)
       if (volumes.length > 0) out.volume = volumes.map(v => ({ time, name: v.name, usedBytes: v.usedBytes }))
       const used = (c: Record<string, unknown>, key: string): number | undefined => (c[key] as { usedBytes?: number } | undefined)?.usedBytes
-      out['ephemeral-storage'] = { time, usedBytes: podEphemeralBytes(pod, containers.map(c => ({ rootfsBytes: used(c, 'rootfs'), logsBytes: used(c, 'logs') })), volumes) }
+      const host = { podLogsBytes: await podLogFilesBytes(d.storage, pod), etcHostsBytes: await podEtcHostsBytes(d.storage, pod) }
+      out['ephemeral-storage'] = { time, usedBytes: podEphemeralBytes(pod, containers.map(c => ({ rootfsBytes: used(c, 'rootfs'), logsBytes: used(c, 'logs') })), volumes, host) }
     }
     return out
   }

@@ -57,6 +57,8 @@ const GENERATED = (port: number, healthzPort: number, dataDir: string): string =
   'readOnlyPort: 0',
   `healthzPort: ${healthzPort}`,
   'fileCheckFrequency: 5s',
+  // Memory pressure learnt from the kernel's memcg threshold notification where the box has cgroup v1 and python3.
+  'kernelMemcgNotification: true',
   ''
 ].join('\n')
 
