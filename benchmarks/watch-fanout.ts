@@ -5,7 +5,7 @@
 // ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it;
 // STORAGE: comma-separated backends measured in turn each round, `lmdb` (default) and/or `etcd` (a private 3-member
 // cluster started with .ci/etcd.sh for the run and stopped after it, a fresh --etcd-prefix per round); CEILING=0
-// leaves the ceiling out). Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
+// leaves the ceiling out; ORCH_ARGS: more `orch apiserver` flags, space-separated). Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -140,7 +140,8 @@ async function orchRound (extraArgs: string[]): Promise<{ run: Run, serving: { c
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '') // e.g. --cpu-prof
   const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0',
-    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64)), ...extraArgs], { stdio: ['ignore', 'ignore', 'inherit'] })
+    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64)), ...extraArgs,
+    ...(process.env.ORCH_ARGS ?? '').split(' ').filter(a => a !== '')], { stdio: ['ignore', 'ignore', 'inherit'] })
   try {
     const kc = join(dataDir, 'kubeconfig')
     await waitFor(() => existsSync(kc), 60_000, 'orch')
