@@ -121,8 +121,11 @@ export interface Store {
   /** The oldest revision still readable; reads and watches from before it fail with Compacted. */
   compactedRevision(): Revision
 
-  /** The value at the key, at the current or a retained older revision; undefined if absent. */
-  get(key: string, opts?: { revision?: Revision }): Promise<KeyValue | undefined>
+  /**
+   * The value at the key, at the current or a retained older revision; undefined if absent. With `notOlderThan` (and
+   * no `revision`) any state at or after that revision will do, so a watch cache in front of the store may answer.
+   */
+  get(key: string, opts?: { revision?: Revision, notOlderThan?: Revision }): Promise<KeyValue | undefined>
   /** Keys with the prefix, in byte order of the key, from a consistent snapshot. */
   list(prefix: string, opts?: ListOptions): Promise<ListResult>
   /** Number of keys under the prefix at the current revision. */
