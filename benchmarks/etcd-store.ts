@@ -39,7 +39,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 async function listMs (store: Store, reader: Store = store): Promise<number> {
   const runs: number[] = []
   for (let i = 0; i < 5; i++) {
-    await store.update('bench/obj-0', rev => Buffer.from(`{"rv":${rev},"p":"${padding}"}`))
+    await store.update('bench/obj-0', rev => Buffer.from(`{"metadata":{"resourceVersion":"${rev}"},"p":"${padding}"}`))
     const start = process.hrtime.bigint()
     const listed = await reader.list('bench/')
     runs.push(seconds(start) * 1000)
@@ -49,7 +49,7 @@ async function listMs (store: Store, reader: Store = store): Promise<number> {
 }
 
 async function measure (store: Store): Promise<Record<string, number>> {
-  const createsPerS = await pool(CREATES, i => store.create(`bench/obj-${i}`, rev => Buffer.from(`{"rv":${rev},"p":"${padding}"}`)))
+  const createsPerS = await pool(CREATES, i => store.create(`bench/obj-${i}`, rev => Buffer.from(`{"metadata":{"resourceVersion":"${rev}"},"p":"${padding}"}`)))
   const listMsOf = await listMs(store)
   let start: bigint
   // Fan-out: every watcher must receive every write.
@@ -63,7 +63,7 @@ async function measure (store: Store): Promise<Record<string, number>> {
     onError: err => { throw err }
   }))
   start = process.hrtime.bigint()
-  await pool(FANOUT_WRITES, i => store.create(`fan/${i}`, rev => Buffer.from(`{"rv":${rev}}`)))
+  await pool(FANOUT_WRITES, i => store.create(`fan/${i}`, rev => Buffer.from(`{"metadata":{"resourceVersion":"${rev}"}}`)))
   await all
   const fanoutEventsPerS = Math.round(target / seconds(start))
   for (const h of handles) h.stop()

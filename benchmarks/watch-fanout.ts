@@ -2,8 +2,10 @@
 // cork/writev), alternately in the same run. N watchers, M creates; load generator, counting clients and
 // server each in their own process; server CPU from /proc; events delivered per server CPU-second.
 // Run: npx tsx benchmarks/watch-fanout.ts   (WATCHERS, EVENTS, OBJECT_BYTES, CONCURRENCY, ROUNDS,
-// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it).
-// Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
+// ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it;
+// STORAGE: comma-separated backends measured in turn each round, `lmdb` (default) and/or `etcd` (a private 3-member
+// cluster started with .ci/etcd.sh for the run and stopped after it, a fresh --etcd-prefix per round); CEILING=0
+// leaves the ceiling out; ORCH_ARGS: more `orch apiserver` flags, space-separated). Prints one JSON line and writes benchmarks/results/watch-fanout-<WATCHERS>w.json (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
@@ -12,12 +14,16 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
+import { startTestEtcd, type TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
 
 const WATCHERS = Number(process.env.WATCHERS ?? 1000)
 const EVENTS = Number(process.env.EVENTS ?? 2000)
 const OBJECT_BYTES = Number(process.env.OBJECT_BYTES ?? 1024)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const STORAGE = (process.env.STORAGE ?? 'lmdb').split(',').map(x => x.trim()).filter(x => x !== '')
+const CEILING = process.env.CEILING !== '0'
+for (const s of STORAGE) if (s !== 'lmdb' && s !== 'etcd') throw new Error(`STORAGE: unknown backend ${s}`)
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..')
 const orchRoot = process.env.ORCH_ROOT ?? root
@@ -123,11 +129,19 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
   }
 }
 
-async function orchRound (): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
+/** `orch apiserver` flags for a backend: none for LMDB; for etcd the run's cluster under a prefix of its own. */
+function storageArgs (storage: string, etcd: TestEtcdCluster | undefined, round: number): string[] {
+  if (storage !== 'etcd') return []
+  if (etcd === undefined) throw new Error('no etcd cluster')
+  return ['--etcd-servers', etcd.endpoints.join(','), '--etcd-prefix', `/fanout-${process.pid}-${round}`]
+}
+
+async function orchRound (extraArgs: string[]): Promise<{ run: Run, serving: { cert: string, key: string }, objectBytes: number }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-fanout-'))
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '') // e.g. --cpu-prof
   const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0',
-    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64))], { stdio: ['ignore', 'ignore', 'inherit'] })
+    '--max-connections', String(Math.max(4096, WATCHERS + CONCURRENCY + 64)), ...extraArgs,
+    ...(process.env.ORCH_ARGS ?? '').split(' ').filter(a => a !== '')], { stdio: ['ignore', 'ignore', 'inherit'] })
   try {
     const kc = join(dataDir, 'kubeconfig')
     await waitFor(() => existsSync(kc), 60_000, 'orch')
@@ -157,39 +171,64 @@ async function ceilingRound (serving: { cert: string, key: string }, metaBytes: 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
 const minOf = (xs: number[]): number => Math.min(...xs)
 
-async function main (): Promise<void> {
-  const orch: Run[] = []
+async function main (etcd: TestEtcdCluster | undefined): Promise<void> {
+  const orch: Record<string, Run[]> = Object.fromEntries(STORAGE.map(x => [x, []]))
   const ceiling: Run[] = []
   for (let r = 0; r < ROUNDS; r++) {
-    const o = await orchRound()
-    orch.push(o.run)
-    console.error(`round ${r + 1} orch ${JSON.stringify(o.run)}`)
+    let last: Awaited<ReturnType<typeof orchRound>> | undefined
+    for (const storage of STORAGE) {
+      last = await orchRound(storageArgs(storage, etcd, r))
+      orch[storage]!.push(last.run)
+      console.error(`round ${r + 1} orch on ${storage} ${JSON.stringify(last.run)}`)
+    }
+    if (!CEILING || last === undefined) continue
     // Pad the ceiling's objects to the size orch serves (its metadata: uid, timestamps, managedFields).
     const bare = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm-0', resourceVersion: '1000', x: '' }, data: { payload: 'x'.repeat(OBJECT_BYTES) } }).length
-    ceiling.push(await ceilingRound(o.serving, Math.max(0, o.objectBytes - bare)))
+    ceiling.push(await ceilingRound(last.serving, Math.max(0, last.objectBytes - bare)))
     console.error(`round ${r + 1} ceiling ${JSON.stringify(ceiling[r])}`)
   }
+  const delivered = WATCHERS * EVENTS
   const summary = (runs: Run[]): Record<string, number> => ({
     eventsPerCpuSecondMedian: median(runs.map(x => x.eventsPerCpuSecond)),
     eventsPerCpuSecondMax: Math.max(...runs.map(x => x.eventsPerCpuSecond)),
     serverCpuSecondsMin: minOf(runs.map(x => x.serverCpuSeconds)),
     serverCpuSecondsMedian: median(runs.map(x => x.serverCpuSeconds)),
+    // Server CPU per delivered event (the creates' own cost included), the figure comparable across backends.
+    serverCpuMicrosPerEventMin: delivered > 0 ? Number((minOf(runs.map(x => x.serverCpuSeconds)) * 1e6 / delivered).toFixed(2)) : 0,
+    serverCpuMicrosPerEventMedian: delivered > 0 ? Number((median(runs.map(x => x.serverCpuSeconds)) * 1e6 / delivered).toFixed(2)) : 0,
+    writesPerSecondMedian: median(runs.map(x => x.writesPerSecond)),
     rssMiBMedian: median(runs.map(x => x.rssMiB)),
     eventBytes: median(runs.map(x => x.eventBytes))
   })
-  const o = summary(orch)
-  const c = summary(ceiling)
+  const byStorage = Object.fromEntries(STORAGE.map(x => [x, summary(orch[x]!)]))
+  const o = byStorage[STORAGE[0]!]!
+  const c = CEILING ? summary(ceiling) : undefined
+  const e = byStorage.etcd
+  const l = byStorage.lmdb
   const result = {
     benchmark: 'watch-fanout',
     orchRoot: orchRoot === root ? 'this tree' : orchRoot,
+    storage: STORAGE,
     watchers: WATCHERS, events: EVENTS, objectBytes: OBJECT_BYTES, writeConcurrency: CONCURRENCY, rounds: ROUNDS,
     orch: o,
-    ceiling: c,
-    // Ratios of the cheapest (min CPU) and typical (median CPU) runs: events per server CPU-second, orch / ceiling.
-    ratioMinCpu: Number((c.serverCpuSecondsMin / o.serverCpuSecondsMin).toFixed(3)),
-    ratioMedianCpu: Number((c.serverCpuSecondsMedian / o.serverCpuSecondsMedian).toFixed(3)),
-    rssRatio: Number((o.rssMiBMedian / c.rssMiBMedian).toFixed(2)),
-    runs: { orch, ceiling },
+    ...(STORAGE.length > 1 ? { byStorage } : {}),
+    ...(e !== undefined && l !== undefined
+      ? {
+          // Server CPU per delivered event, etcd / LMDB (1 = the same cost), of the cheapest and the typical runs.
+          etcdOverLmdbCpuMin: Number((e.serverCpuSecondsMin! / l.serverCpuSecondsMin!).toFixed(3)),
+          etcdOverLmdbCpuMedian: Number((e.serverCpuSecondsMedian! / l.serverCpuSecondsMedian!).toFixed(3))
+        }
+      : {}),
+    ...(c !== undefined
+      ? {
+          ceiling: c,
+          // Ratios of the cheapest (min CPU) and typical (median CPU) runs: events per server CPU-second, orch / ceiling.
+          ratioMinCpu: Number((c.serverCpuSecondsMin! / o.serverCpuSecondsMin!).toFixed(3)),
+          ratioMedianCpu: Number((c.serverCpuSecondsMedian! / o.serverCpuSecondsMedian!).toFixed(3)),
+          rssRatio: Number((o.rssMiBMedian! / c.rssMiBMedian!).toFixed(2))
+        }
+      : {}),
+    runs: { ...(STORAGE.length > 1 ? orch : { orch: orch[STORAGE[0]!] }), ...(CEILING ? { ceiling } : {}) },
     node: process.version,
     date: new Date().toISOString()
   }
@@ -199,4 +238,16 @@ async function main (): Promise<void> {
   writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w${label}.json`), JSON.stringify(result, null, 2) + '\n')
 }
 
-await main()
+let cluster: TestEtcdCluster | undefined
+if (STORAGE.includes('etcd')) {
+  const started = startTestEtcd(3)
+  if ('skip' in started) throw new Error(started.skip)
+  cluster = started
+  // Interrupted runs stop the cluster too.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { cluster?.stop(); process.exit(130) })
+}
+try {
+  await main(cluster)
+} finally {
+  cluster?.stop()
+}

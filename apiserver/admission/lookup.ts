@@ -17,11 +17,15 @@ export async function getObject (registry: Registry, group: string, version: str
   } catch { return undefined }
 }
 
-/** Every object of a resource in `namespace` ('' for all or cluster scope); [] when the resource is not served. */
-export async function listObjects (registry: Registry, group: string, version: string, plural: string, namespace: string): Promise<Obj[]> {
+/**
+ * Every object of a resource in `namespace` ('' for all or cluster scope); [] when the resource is not served.
+ * `cached`: any recent snapshot will do (resourceVersion "0"), so a watch cache in front of etcd answers from memory,
+ * as kube-apiserver's admission plugins read their informers' listers; otherwise a consistent read.
+ */
+export async function listObjects (registry: Registry, group: string, version: string, plural: string, namespace: string, opts: { cached?: boolean } = {}): Promise<Obj[]> {
   const h = registry.handler(group, version, plural)
   if (h === undefined) return []
-  return (await h.list(system, namespace, {})).items.map(b => JSON.parse(b.toString('utf8')) as Obj)
+  return (await h.list(system, namespace, opts.cached === true ? { resourceVersion: '0' } : {})).items.map(b => JSON.parse(b.toString('utf8')) as Obj)
 }
 
 export { system as admissionContext }

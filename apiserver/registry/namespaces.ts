@@ -67,7 +67,10 @@ export const namespaceStrategy: Strategy = {
 /** The gate for creates in a namespace: 404 when missing, 403 while it terminates. */
 export function namespaceAdmission (store: Store, qr: QualifiedResource): (namespace: string, name: string) => Promise<void> {
   return async (namespace, name) => {
-    const kv = await store.get(objectKey(NAMESPACES, '', namespace))
+    // As kube-apiserver's NamespaceLifecycle: the namespace from the watch cache (its informer), and only when the
+    // cache does not hold it a read of the store (a namespace created a moment ago, maybe through another server).
+    const key = objectKey(NAMESPACES, '', namespace)
+    const kv = await store.get(key, { notOlderThan: 0 }) ?? await store.get(key)
     if (kv === undefined) throw notFound(NAMESPACES_QR, namespace)
     const ns = parseJson(kv.value)
     const phase = (ns.status as { phase?: string } | undefined)?.phase

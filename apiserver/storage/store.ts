@@ -28,17 +28,28 @@ export type Encoder = (revision: Revision) => Buffer
 /** The revision a store passes to an encoder before the commit tells it the real one: 2^53 - 1, never reached. */
 export const PENDING_REVISION: Revision = Number.MAX_SAFE_INTEGER
 const PENDING_DIGITS = String(PENDING_REVISION)
-const PENDING_RV_FIELD = `"resourceVersion":"${PENDING_DIGITS}"`
+const PENDING_BYTES = Buffer.from(`${PENDING_DIGITS}"`)
+const RV_FIELD = Buffer.from('"resourceVersion":"')
 
 /**
- * Bytes encoded for PENDING_REVISION with `revision` written in: at the JSON field `"resourceVersion"` holding it, else
- * at the first occurrence of its digits. Bytes without it come back as they are.
+ * Bytes encoded for PENDING_REVISION with `revision` written in, once per write, read or watch event (never per
+ * watcher). JSON (the registry's objects, metadata first, resourceVersion right after uid) gets it only at the first
+ * `"resourceVersion":"` field and only when that field holds the pending revision, so the same digits anywhere else
+ * (a name, a ConfigMap's data, a nested field of that name, an object stored with its real revision) stay as they
+ * are. Other encodings (the conformance suite's `text@<revision>`) get it at the first occurrence of the digits.
+ * Bytes without it come back as they are (the same buffer).
  */
 export function withRevision (bytes: Buffer, revision: Revision): Buffer {
-  let at = bytes.indexOf(PENDING_DIGITS) // one scan for the common case: bytes with their revision already
-  if (at < 0) return bytes
-  const field = bytes.indexOf(PENDING_RV_FIELD, Math.max(0, at - PENDING_RV_FIELD.length + PENDING_DIGITS.length + 1))
-  if (field >= 0) at = field + PENDING_RV_FIELD.length - PENDING_DIGITS.length - 1
+  let at: number
+  if (bytes[0] === 0x7b || bytes[0] === 0x5b) { // '{' or '[': JSON
+    const field = bytes.indexOf(RV_FIELD)
+    if (field < 0) return bytes
+    at = field + RV_FIELD.length
+    if (at + PENDING_BYTES.length > bytes.length || bytes.compare(PENDING_BYTES, 0, PENDING_BYTES.length, at, at + PENDING_BYTES.length) !== 0) return bytes
+  } else {
+    at = bytes.indexOf(PENDING_DIGITS)
+    if (at < 0) return bytes
+  }
   return Buffer.concat([bytes.subarray(0, at), Buffer.from(String(revision)), bytes.subarray(at + PENDING_DIGITS.length)])
 }
 
@@ -110,8 +121,11 @@ export interface Store {
   /** The oldest revision still readable; reads and watches from before it fail with Compacted. */
   compactedRevision(): Revision
 
-  /** The value at the key, at the current or a retained older revision; undefined if absent. */
-  get(key: string, opts?: { revision?: Revision }): Promise<KeyValue | undefined>
+  /**
+   * The value at the key, at the current or a retained older revision; undefined if absent. With `notOlderThan` (and
+   * no `revision`) any state at or after that revision will do, so a watch cache in front of the store may answer.
+   */
+  get(key: string, opts?: { revision?: Revision, notOlderThan?: Revision }): Promise<KeyValue | undefined>
   /** Keys with the prefix, in byte order of the key, from a consistent snapshot. */
   list(prefix: string, opts?: ListOptions): Promise<ListResult>
   /** Number of keys under the prefix at the current revision. */

@@ -104,7 +104,10 @@ export function resourceQuotaPlugin (deps: AdmissionDeps): AdmissionPlugin {
         return n.startsWith('count/') || n === plural ? 0 : Math.max(0, now - charge(group, plural, a.oldObject ?? {}, n))
       }
       await serial.run(a.namespace, async () => {
-        const quotas = await listObjects(deps.registry(), '', 'v1', 'resourcequotas', a.namespace)
+        // From the watch cache on etcd (one etcd read per create, in this per-namespace queue, capped the write rate):
+        // a quota it has not seen yet is missed as kube-apiserver's lister misses it; charges stay exact because each
+        // is a compare-and-swap on the quota, read again from etcd on conflict.
+        const quotas = await listObjects(deps.registry(), '', 'v1', 'resourcequotas', a.namespace, { cached: true })
         if (quotas.length === 0) return
         // Every quota is checked before any is charged: a refused write charges none.
         const charges = await evaluate(a, quotas, delta)

@@ -114,4 +114,23 @@ if ('skip' in cluster) {
     t.equal(registryResourceOf('/core/'), undefined)
     t.equal(registryResourceOf(''), undefined)
   })
+  t.test('a get with notOlderThan comes from the cache once it reached that revision; other gets read etcd', async t => {
+    const s = await open(false, '/gets')
+    t.teardown(() => s.close())
+    const kv = await s.create('ns/a', rev => Buffer.from(`{"metadata":{"name":"a","resourceVersion":"${rev}"},"data":{"x":"9007199254740991"}}`))
+    // The first such get starts the cache and reads etcd; once the cache has the write, gets come from it.
+    t.same(await s.get('ns/a', { notOlderThan: kv.modRevision }), kv, 'the first: from etcd')
+    let fromCache: unknown
+    for (let i = 0; i < 100 && s.stats.getsFromCache === 0; i++) {
+      await new Promise(resolve => setTimeout(resolve, 20))
+      fromCache = await s.get('ns/a', { notOlderThan: kv.modRevision })
+    }
+    t.equal(s.stats.getsFromCache, 1, 'then from the cache')
+    t.same(fromCache, kv, 'the same key, value (its revision spliced in once, the data\'s digits kept) and revisions')
+    t.equal(await s.get('ns/missing', { notOlderThan: 0 }), undefined, 'a key the cache does not hold: absent')
+    const later = await s.update('ns/a', rev => Buffer.from(`{"metadata":{"name":"a","resourceVersion":"${rev}"}}`))
+    const consistent = await s.get('ns/a')
+    t.equal(consistent?.modRevision, later.modRevision, 'a get without notOlderThan reads etcd: the write just made')
+    t.equal(s.stats.getsFromCache, 2, 'and does not count as served from the cache')
+  })
 }

@@ -24,6 +24,8 @@ export interface CacheStats {
   fallbacks: number
   /** Watches served from a cache's events. */
   watchesFromCache: number
+  /** Gets (with notOlderThan) answered from a cache. */
+  getsFromCache: number
 }
 
 /**
@@ -32,10 +34,11 @@ export interface CacheStats {
  * limit, once the cache reached the store's latest revision (asked of the store by a cheap read; the cache catches up
  * on a quiet resource through progress notifications), or from the store when it did not within `waitMs`. Exact
  * revisions and continue pages read the store. The pages of a selector scan after the first come from the same cached
- * snapshot. Watches are served from the cache's events when it holds them all. Writes and gets go to the store.
+ * snapshot. Watches are served from the cache's events when it holds them all. Gets with `notOlderThan` come from the
+ * cache once it reached that revision; writes and other gets go to the store.
  */
 export class CachedStore implements Store {
-  readonly stats: CacheStats = { fromCache: 0, fallbacks: 0, watchesFromCache: 0 }
+  readonly stats: CacheStats = { fromCache: 0, fallbacks: 0, watchesFromCache: 0, getsFromCache: 0 }
   private readonly caches = new Map<string, ResourceCache>()
   private readonly resourceOf: (prefix: string) => string | undefined
   private closed = false
@@ -46,7 +49,17 @@ export class CachedStore implements Store {
 
   currentRevision (): Revision { return this.inner.currentRevision() }
   compactedRevision (): Revision { return this.inner.compactedRevision() }
-  get (key: string, opts?: { revision?: Revision }): Promise<KeyValue | undefined> { return this.inner.get(key, opts) }
+  /**
+   * A get with `notOlderThan` (no revision) from the resource's cache once it reached that revision (the first such get
+   * starts the cache); any other get, and one the cache cannot answer yet, from the store.
+   */
+  async get (key: string, opts?: { revision?: Revision, notOlderThan?: Revision }): Promise<KeyValue | undefined> {
+    const resource = this.closed || opts?.notOlderThan === undefined || opts.revision !== undefined ? undefined : this.resourceOf(key)
+    if (resource === undefined) return await this.inner.get(key, opts === undefined ? undefined : { revision: opts.revision })
+    const cached = this.cacheOf(resource).get(key)
+    if (cached !== undefined && cached.revision >= opts!.notOlderThan!) { this.stats.getsFromCache++; return cached.found }
+    return await this.inner.get(key)
+  }
   count (prefix: string): Promise<number> { return this.inner.count(prefix) }
   create (key: string, encode: Encoder): Promise<KeyValue> { return this.inner.create(key, encode) }
   update (key: string, encode: Encoder, expected?: Revision): Promise<KeyValue> { return this.inner.update(key, encode, expected) }

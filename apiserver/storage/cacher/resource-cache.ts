@@ -90,6 +90,12 @@ export class ResourceCache {
     return { items: snap.items.slice(start, stop), revision: snap.revision, remaining: end - stop }
   }
 
+  /** The key's value at the cache's revision (`found` undefined: absent); undefined when the cache is not ready. */
+  get (key: string): { found: KeyValue | undefined, revision: Revision } | undefined {
+    if (!this.ready || this.stopped) return undefined
+    return { found: this.items.get(key), revision: this.revision }
+  }
+
   /**
    * Serves a watch of `prefix` (within the resource) from memory when the cache is ready and holds every event after
    * `from`; undefined otherwise (the caller watches the store).
