@@ -2,6 +2,7 @@
 
 import { randomInt } from 'node:crypto'
 import type { Encoder } from '../storage/store.js'
+import { jsonEqual, type Json } from './patch/json-pointer.js'
 
 export type Obj = Record<string, unknown>
 export interface Meta {
@@ -104,21 +105,17 @@ export function rewriteResourceVersion (bytes: Buffer, rv: string): Buffer {
   return Buffer.from(JSON.stringify(obj))
 }
 
-/** Deep copy of plain JSON data. */
-export function cloneJson<T> (v: T): T {
-  return structuredClone(v)
-}
-
 export function parseJson (bytes: Buffer): Obj {
   return JSON.parse(bytes.toString('utf8')) as Obj
 }
 
-/** JSON of everything but metadata (and status when excluded): used to detect spec changes. */
-export function contentFingerprint (obj: Obj, withoutStatus: boolean): string {
-  const rest: Obj = {}
-  for (const k of Object.keys(obj)) {
-    if (k === 'metadata' || k === 'apiVersion' || k === 'kind' || (withoutStatus && k === 'status')) continue
-    rest[k] = obj[k]
-  }
-  return JSON.stringify(rest)
+/**
+ * Whether two objects agree on everything but metadata (and status when excluded): a spec change bumps the
+ * generation. Member order does not count, as Kubernetes compares decoded values.
+ */
+export function sameContent (a: Obj, b: Obj, withoutStatus: boolean): boolean {
+  const skipped = (k: string): boolean => k === 'metadata' || k === 'apiVersion' || k === 'kind' || (withoutStatus && k === 'status')
+  const keys = Object.keys(a).filter(k => !skipped(k))
+  if (keys.length !== Object.keys(b).filter(k => !skipped(k)).length) return false
+  return keys.every(k => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k] as Json, b[k] as Json))
 }

@@ -8,10 +8,11 @@ import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
 import { managerOf, servedBytes, servedObject, storedObject, type ResourceCore } from './core.js'
 import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
 import { objectKey } from './keys.js'
-import { canonical, contentFingerprint, metaOf, parseJson, rewriteResourceVersion, tracksGeneration, type Obj } from './object-meta.js'
+import { canonical, metaOf, sameContent, parseJson, rewriteResourceVersion, tracksGeneration, type Obj } from './object-meta.js'
 import { checkNamespace, checkTypeMeta, defaultObject, fieldValidation, finishValidation, validationErrors } from './write-checks.js'
 import { createObject, finish } from './create.js'
 import { completeIfFinalized } from './finalizers-deletion.js'
+import { cloneJson } from './patch/json-pointer.js'
 
 const UNCONDITIONAL_RETRIES = 10
 
@@ -24,6 +25,13 @@ export interface UpdateOptions {
   tracked?: boolean
   /** The subresource the write came through, for its managed-fields entry (`scale` writes the main object). */
   managerSubresource?: string
+  /**
+   * The stored object as the caller already read it (server-side apply): used on the first attempt instead of
+   * reading and parsing it again. `object` is the served form of `kv` and must not share anything with the body.
+   */
+  current?: { kv: KeyValue; object: Obj }
+  /** The body holds no unknown fields (server-side apply refused them and merged into the stored object). */
+  checkedFields?: boolean
 }
 
 /** PUT on the main resource or on /status. */
@@ -37,14 +45,16 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
   if (meta.name !== name) {
     throw badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`)
   }
-  const strict = fieldValidation(core, ctx, body)
+  // A built-in kind's server-side apply checked its configuration for unknown fields, and the rest is stored.
+  const strict = opts.checkedFields === true && core.def.custom === undefined ? [] : fieldValidation(core, ctx, body)
   const key = objectKey(core.def, namespace, name)
   const wantRv = meta.resourceVersion !== undefined && meta.resourceVersion !== '' ? meta.resourceVersion : undefined
   // An unconditional update may be retried on conflicts: each attempt starts from the object as sent.
-  const pristine = wantRv === undefined ? structuredClone(obj) : undefined
+  const pristine = wantRv === undefined ? cloneJson(obj) : undefined
   for (let attempt = 1; ; attempt++) {
-    const sent = attempt === 1 || pristine === undefined ? obj : structuredClone(pristine)
-    const cur = await core.store.get(key)
+    const sent = attempt === 1 || pristine === undefined ? obj : cloneJson(pristine)
+    const given = attempt === 1 ? opts.current : undefined
+    const cur = given?.kv ?? await core.store.get(key)
     if (cur === undefined) {
       if (core.def.allowCreateOnUpdate && subresource === undefined && wantRv === undefined) {
         const created = await createObject(core, ctx, namespace, { object: sent, duplicateFields: [] }, { name, internal })
@@ -53,7 +63,7 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
       throw notFound(core.qr, name)
     }
     if (wantRv !== undefined && wantRv !== String(cur.modRevision)) throw conflict(core.qr, name, CONFLICT_MESSAGE)
-    const old = servedObject(core, parseJson(cur.value))
+    const old = given?.object ?? servedObject(core, parseJson(cur.value))
     // An approval write starts like a status write; the strategy keeps only its conditions (strategies/csr.ts).
     const next = subresource === 'status' || subresource === 'approval' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
     if (subresource === 'status' && opts.tracked === true) metaOf(next).managedFields = metaOf(sent).managedFields
@@ -74,9 +84,9 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
 }
 
 function withStatusOf (old: Obj, incoming: Obj): Obj {
-  const next = structuredClone(old)
+  const next = cloneJson(old)
   if (incoming.status === undefined) delete next.status
-  else next.status = structuredClone(incoming.status)
+  else next.status = cloneJson(incoming.status)
   return next
 }
 
@@ -121,7 +131,7 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
   finishValidation(core, meta.name ?? '', strict, fieldErrs)
   if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
   const statusSub = core.def.subresources.status === true
-  if (generation && contentFingerprint(next, statusSub) !== contentFingerprint(old, statusSub)) meta.generation = (oldMeta.generation ?? 1) + 1
+  if (generation && !sameContent(next, old, statusSub)) meta.generation = (oldMeta.generation ?? 1) + 1
 }
 
 function immutable (field: string, value: unknown): StatusCause {

@@ -40,8 +40,8 @@ export async function ensureContainerd (): Promise<ContainerdEnv> {
   }
   const wasRunning = containerdRunning()
   const res = await runScript()
-  // Started here: the suite's `after` stops it (test/suite/after.ts).
-  if (!wasRunning && res.code === 0 && containerdRunning()) writeFileSync(startedByTestsMarker, `${new Date().toISOString()}\n`)
+  // Started here: the `after` of this tap run (the test's parent process) stops it (test/suite/after.ts).
+  if (!wasRunning && res.code === 0 && containerdRunning()) writeFileSync(startedByTestsMarker, `${process.ppid}\n`)
   const socket = res.stdout.trim().split('\n').pop() ?? ''
   if (res.code !== 0 || !socket.startsWith('/')) {
     return { ok: false, skippable: false, reason: `.ci/containerd.sh failed (exit ${res.code}): ${res.stderr.trim().split('\n').slice(-5).join(' | ')}` }

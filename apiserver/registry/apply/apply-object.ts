@@ -12,6 +12,7 @@ import { metaOf, parseJson, type Obj } from '../object-meta.js'
 import type { ObjectResult, RequestContext } from '../types.js'
 import { updateObject } from '../update.js'
 import { pruneUnknownFields } from '../../schema/unknown-fields.js'
+import { cloneJson } from '../patch/json-pointer.js'
 
 const RETRIES = 10
 
@@ -46,7 +47,7 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
   const writeCtx: RequestContext = { ...ctx, fieldValidation: 'Ignore' }
   // Checked on a copy; the merge may hand parts of it to the object written (which defaulting then changes), so a
   // retry starts again from the configuration as sent.
-  const checked = (): Obj => checkConfig(core, namespace, name, structuredClone(req.config))
+  const checked = (): Obj => checkConfig(core, namespace, name, cloneJson(req.config))
   let config = checked()
   const want = metaOf(config).resourceVersion
   for (let attempt = 1; ; attempt++) {
@@ -58,6 +59,8 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
     if (kv !== undefined && want !== undefined && want !== '' && want !== String(kv.modRevision)) {
       throw conflict(core.qr, name, CONFLICT_MESSAGE)
     }
+    // The stored object for the update path, copied before the merge shares parts of `live` with what it returns.
+    const old = live === undefined || kv === undefined ? undefined : { kv, object: cloneJson(live) }
     const next = core.fieldManager.apply(live, config, manager, req.force, req.subresource, sub)
     if (next === undefined && live !== undefined && kv !== undefined) {
       core.noopApplies.remember(key, kv.modRevision, manager, sub, req.force, digest())
@@ -69,7 +72,7 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
         return { ...await createObject(core, writeCtx, namespace, body, { name, tracked: true }), created: true }
       }
       if (want === undefined || want === '') metaOf(body.object).resourceVersion = String(kv?.modRevision)
-      return await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true })
+      return await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true, current: old, checkedFields: true })
     } catch (err) {
       const retry = isStatusError(err) && ((err.code === 409 && err.reason === 'Conflict' && (want === undefined || want === '')) ||
         (err.code === 409 && err.reason === 'AlreadyExists'))

@@ -14,6 +14,7 @@ import type { MergeType } from './merge-type.js'
 import { compare, toFieldSet } from './typed-sets.js'
 import { createdFieldsV1, type CreatedFieldsFilter } from './created-fields.js'
 import { ApplyConflicts, Updater, type Conflict } from './updater.js'
+import { cloneJson } from '../patch/json-pointer.js'
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
 const LAST_APPLIED_LIMIT = 256 * 1024
@@ -129,7 +130,7 @@ export class FieldManager {
       else if (!set.equals(own.set)) result.managers.set(id, { set, apiVersion: own.apiVersion, applied: own.applied })
     }
     if (result.object !== undefined) decoded.times.set(id, this.timestamp())
-    const out = (result.object ?? structuredClone(liveBare)) as Obj
+    const out = (result.object ?? cloneJson(liveBare)) as Obj
     if (manager === 'kubectl') syncLastApplied(out, config)
     this.store(out, { managers: result.managers, times: decoded.times })
     if (live !== undefined && result.object === undefined && sameManagedFields(out, live)) return undefined
@@ -207,7 +208,7 @@ function bare (obj: Obj | undefined): Json {
 function syncLastApplied (out: Obj, config: Obj): void {
   const annotations = metadata(out).annotations as Record<string, unknown> | undefined
   if (annotations === undefined || typeof annotations[LAST_APPLIED] !== 'string' || annotations[LAST_APPLIED] === '') return
-  const copy = structuredClone(config)
+  const copy = cloneJson(config)
   const meta = metadata(copy)
   const own = meta.annotations as Record<string, unknown> | undefined
   if (own !== undefined) {

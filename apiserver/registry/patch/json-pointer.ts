@@ -48,7 +48,25 @@ export function jsonEqual (a: Json, b: Json): boolean {
   return false
 }
 
-/** A deep copy that keeps every own key (JSON round trip). */
-export function cloneJson<T extends Json> (v: T): T {
-  return v === undefined ? v : JSON.parse(JSON.stringify(v)) as T
+/**
+ * A deep copy of JSON data that keeps every own key (`__proto__` too, as an own property, as JSON.parse makes it).
+ * A walk rather than a JSON round trip or structuredClone: several times faster on the objects the write path copies.
+ */
+export function cloneJson<T> (v: T): T {
+  return copyJson(v as Json) as T
+}
+
+function copyJson (v: Json): Json {
+  if (v === null || typeof v !== 'object') return v
+  if (Array.isArray(v)) {
+    const out: Json[] = new Array(v.length)
+    for (let i = 0; i < v.length; i++) out[i] = copyJson(v[i])
+    return out
+  }
+  const out: JsonObject = {}
+  for (const k of Object.keys(v)) {
+    if (k === '__proto__') setOwn(out, k, copyJson(v[k]))
+    else out[k] = copyJson(v[k])
+  }
+  return out
 }

@@ -13,6 +13,7 @@ import {
   errBadArgType, errBadPatchType, errBadPrimitiveList, errBadRetainKeys, errBadSetElementOrder, errNoMergeKey,
   extractRetainKeys, goString, goType, hasOwn, isMap, setKey, sliceElementType, type JsonMap, type JsonValue
 } from './smp-values.js'
+import { cloneJson } from './json-pointer.js'
 
 export interface MergeOptions {
   /** Apply parallel lists ($deleteFromPrimitiveList, $setElementOrder) instead of carrying them (server side: true). */
@@ -23,7 +24,7 @@ export interface MergeOptions {
 
 /** Applies `patch` to `original` (neither is changed) and answers the patched object. Throws SmpError. */
 export function strategicMergePatch (original: JsonMap, patch: JsonMap, schema: PatchSchema): JsonMap {
-  return mergeMap(structuredClone(original), structuredClone(patch), schema,
+  return mergeMap(cloneJson(original), cloneJson(patch), schema,
     { mergeParallelList: true, ignoreUnmatchedNulls: true })
 }
 

@@ -4,6 +4,7 @@ import type { FieldError } from '../../schema/types.js'
 import { duplicate, forbidden, index, invalid, required, child } from '../../schema/field-errors.js'
 import { isDNS1123Label } from '../../schema/metadata.js'
 import type { Obj } from '../object-meta.js'
+import { cloneJson } from '../patch/json-pointer.js'
 
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/
 const VOLUME_SOURCES = ['emptyDir', 'hostPath', 'configMap', 'secret', 'persistentVolumeClaim', 'projected', 'downwardAPI', 'nfs', 'csi', 'ephemeral', 'iscsi', 'local', 'image']
@@ -90,7 +91,7 @@ const UPDATE_FORBIDDEN = 'pod updates may not change fields other than `spec.con
 
 /** The spec with the fields a pod update may change blanked out, for comparison. */
 function frozen (spec: Obj): string {
-  const copy = structuredClone(spec)
+  const copy = cloneJson(spec)
   delete copy.activeDeadlineSeconds
   delete copy.tolerations
   delete copy.terminationGracePeriodSeconds
