@@ -102,6 +102,23 @@ export function readTests (t: Test, newStore: NewStore): void {
     t.equal(rest.remaining, 0)
   })
 
+  withStore(t, newStore, 'noCount pages say whether keys follow, at the current and at an older revision', async (t, s) => {
+    await seed(s, ['n/1', 'n/2', 'n/3', 'n/4', 'n/5', 'o/1'])
+    const at = s.currentRevision()
+    for (const revision of [undefined, at]) {
+      const page = await s.list('n/', { revision, limit: 2, noCount: true })
+      t.same(keys(page.items), ['n/1', 'n/2'])
+      t.ok(page.remaining >= 1 && page.remaining <= 3, `keys follow the page (revision ${String(revision)})`)
+      const last = await s.list('n/', { revision, startKey: 'n/4', limit: 2, noCount: true })
+      t.same(keys(last.items), ['n/4', 'n/5'])
+      t.equal(last.remaining, 0, 'none follow the last page')
+      if (revision === undefined) await s.delete('n/5') // the next pass reads `at` from history
+    }
+    const gone = await s.list('n/', { revision: at, startKey: 'n/3', limit: 2, noCount: true })
+    t.same(keys(gone.items), ['n/3', 'n/4'])
+    t.ok(gone.remaining >= 1, 'n/5 still follows at the older revision')
+  })
+
   withStore(t, newStore, 'get at an older revision returns the version of that time', async (t, s, r) => {
     await s.create('g/x', enc('one')) // 1
     await s.update('g/x', enc('two')) // 2

@@ -71,13 +71,19 @@ export interface ListOptions {
    * every page from the snapshot of the first, at its revision.
    */
   scan?: boolean
+  /**
+   * The caller needs only to know whether keys follow the page, not how many: `remaining` is then 0 when none does
+   * and at least 1 otherwise, so a store may stop at the first key past the page instead of counting the rest (what
+   * keeps a walk through many pages linear in the keys).
+   */
+  noCount?: boolean
 }
 
 export interface ListResult {
   items: KeyValue[]
   /** The revision the snapshot was read at. */
   revision: Revision
-  /** Number of keys under the prefix after the last returned item (at the same revision). */
+  /** Number of keys under the prefix after the last returned item (at the same revision); see `noCount`. */
   remaining: number
 }
 

@@ -21,15 +21,15 @@ export class HistoryReader {
     return rec === undefined ? undefined : decodeLive(key, rec)
   }
 
-  /** A plain range scan of live keys, then a count of the keys after the page. */
-  listLive (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn): Page {
+  /** A plain range scan of live keys, then a count of the keys after the page (1 for "some" with `noCount`). */
+  listLive (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn, noCount = false): Page {
     const end = prefixEnd(prefix)
     const items: KeyValue[] = []
     let remaining = 0
     for (const { key, value } of this.layout.live.getRange({ start: rangeStart(prefix, startKey), end, transaction: txn })) {
       if (end === undefined && !key.startsWith(prefix)) break
       if (limit > 0 && items.length === limit) {
-        remaining = this.countLive(prefix, key, txn)
+        remaining = noCount ? 1 : this.countLive(prefix, key, txn)
         break
       }
       items.push(decodeLive(key, value))
@@ -61,8 +61,11 @@ export class HistoryReader {
     return undefined
   }
 
-  /** State at `rev` under `prefix`: per key, the newest version at or before `rev`, scanned from hist. */
-  listAt (prefix: string, startKey: string | undefined, limit: number, rev: Revision, txn: ReadTxn): Page {
+  /**
+   * State at `rev` under `prefix`: per key, the newest version at or before `rev`, scanned from hist; with `noCount`
+   * the scan stops at the first live key past the page.
+   */
+  listAt (prefix: string, startKey: string | undefined, limit: number, rev: Revision, txn: ReadTxn, noCount = false): Page {
     const end = prefixEnd(prefix)
     const items: KeyValue[] = []
     let remaining = 0
@@ -79,6 +82,7 @@ export class HistoryReader {
       const [k, r] = hk as [string, number]
       if (k !== curKey) {
         emit()
+        if (noCount && remaining > 0) { curKey = undefined; break }
         if (end === undefined && !k.startsWith(prefix)) { curKey = undefined; break }
         curKey = k
         curRev = 0

@@ -116,8 +116,8 @@ export class LmdbStore implements Store {
     return this.read(opts.revision, (txn, at, current) => {
       if (!fitsKey(prefix) || (opts.startKey !== undefined && !fitsKey(opts.startKey))) return { items: [], remaining: 0, revision: at }
       const page = current
-        ? this.reader.listLive(prefix, opts.startKey, limit, txn)
-        : this.reader.listAt(prefix, opts.startKey, limit, at, txn)
+        ? this.reader.listLive(prefix, opts.startKey, limit, txn, opts.noCount)
+        : this.reader.listAt(prefix, opts.startKey, limit, at, txn, opts.noCount)
       return { items: page.items, remaining: page.remaining, revision: at }
     })
   }

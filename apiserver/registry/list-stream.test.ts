@@ -1,0 +1,60 @@
+// Streamed LIST: chunks read on demand from one snapshot, the same items as a plain list, storage errors as Status.
+import t from 'tap'
+import { body, ctx, openFixture, type Fixture } from './testing.js'
+import type { GenericStore } from './generic-store.js'
+import { isStatusError } from '../errors/status-error.js'
+import { streamList } from './list-stream.js'
+import { namespacePrefix } from './keys.js'
+
+let fx: Fixture
+let cms: GenericStore
+t.before(async () => {
+  fx = await openFixture()
+  cms = fx.registry.handler('', 'v1', 'configmaps') as GenericStore
+  for (let i = 0; i < 10; i++) await cms.create(ctx(), 'default', body({ metadata: { name: `cm-${i}` }, data: {} }))
+  await cms.create(ctx(), 'orch-system', body({ metadata: { name: 'elsewhere' } }))
+})
+t.teardown(async () => { await fx.close() })
+
+const names = (items: Buffer[]): string[] => items.map(b => JSON.parse(b.toString()).metadata.name)
+
+async function collect (rest: AsyncIterable<Buffer[]> | undefined): Promise<Buffer[][]> {
+  const chunks: Buffer[][] = []
+  if (rest !== undefined) for await (const c of rest) chunks.push(c)
+  return chunks
+}
+
+t.test('chunks come from the snapshot of the first, as the iteration asks for them', async t => {
+  const prefix = namespacePrefix(cms.definition, 'default')
+  const list = await streamList(cms.core, prefix, {}, 3)
+  t.equal(list.resourceVersion, String(fx.store.currentRevision()))
+  t.same(names(list.items), ['cm-0', 'cm-1', 'cm-2'])
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-99' } })) // after the snapshot: not in the stream
+  await cms.delete(ctx(), 'default', 'cm-5', {})
+  const chunks = await collect(list.rest)
+  t.same(chunks.map(c => c.length), [3, 3, 1])
+  t.same(names([...list.items, ...chunks.flat()]), ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6', 'cm-7', 'cm-8', 'cm-9'])
+  await cms.delete(ctx(), 'default', 'cm-99', {})
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-5' }, data: {} }))
+})
+
+t.test('a list that fits its first chunk has no rest; the handler streams only when asked to', async t => {
+  const small = await streamList(cms.core, namespacePrefix(cms.definition, 'orch-system'), {}, 3)
+  t.same(names(small.items), ['elsewhere'])
+  t.equal(small.rest, undefined)
+  const plain = await cms.list(ctx(), 'default', {})
+  t.equal(plain.rest, undefined)
+  t.equal(plain.items.length, 10)
+  const streamed = await cms.list(ctx(), 'default', { stream: true })
+  t.same(names([...streamed.items, ...(await collect(streamed.rest)).flat()]), names(plain.items))
+})
+
+t.test('a snapshot compacted away during the stream ends it with a 410 Status', async t => {
+  const list = await streamList(cms.core, namespacePrefix(cms.definition, 'default'), {}, 4)
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'later' } }))
+  await fx.store.compact(fx.store.currentRevision())
+  const err = await collect(list.rest).catch(e => e)
+  t.ok(isStatusError(err), 'a StatusError')
+  t.equal(err.code, 410)
+  await cms.delete(ctx(), 'default', 'later', {})
+})

@@ -1,0 +1,45 @@
+// Streamed LIST: an unlimited list read from the store in chunks at the revision of the first, as the consumer asks.
+
+import type { ListResult } from './types.js'
+import { servedBytes, type ResourceCore } from './core.js'
+import { toStatusError } from './storage-errors.js'
+import { keyAfter } from './keys.js'
+
+/**
+ * Keys per store read of a streamed LIST: enough to amortise a read, few enough that a chunk (about 1.5 MB of 1 KiB
+ * objects) and the one being sent are all a LIST holds in memory.
+ */
+export const STREAM_CHUNK = 1000
+
+export interface StreamPlan { revision?: number, notOlderThan?: number, startKey?: string }
+
+/**
+ * The first chunk, read as a plain list would be (the answer's resourceVersion is its revision), and the rest as an
+ * iterable reading the next chunk at that revision each time it is asked for one. `scan` lets a watch cache serve
+ * every chunk from the snapshot of the first; `noCount` keeps each read at the size of its chunk.
+ */
+export async function streamList (core: ResourceCore, prefix: string, plan: StreamPlan, chunk = STREAM_CHUNK): Promise<ListResult> {
+  const first = await core.store.list(prefix, {
+    revision: plan.revision, startKey: plan.startKey, limit: chunk, notOlderThan: plan.notOlderThan, noCount: true, scan: true
+  })
+  const out: ListResult = { items: first.items.map(kv => servedBytes(core, kv.value)), resourceVersion: String(first.revision), continue: '' }
+  const last = first.items[first.items.length - 1]
+  if (first.remaining > 0 && last !== undefined) out.rest = chunksAfter(core, prefix, first.revision, keyAfter(last.key), chunk)
+  return out
+}
+
+async function * chunksAfter (core: ResourceCore, prefix: string, revision: number, startKey: string, chunk: number): AsyncGenerator<Buffer[]> {
+  for (;;) {
+    let res
+    try {
+      res = await core.store.list(prefix, { revision, startKey, limit: chunk, noCount: true, scan: true })
+    } catch (err) {
+      throw toStatusError(err, { resource: core.qr, op: 'list', requested: revision })
+    }
+    const last = res.items[res.items.length - 1]
+    if (last === undefined) return
+    yield res.items.map(kv => servedBytes(core, kv.value))
+    if (res.remaining === 0) return
+    startKey = keyAfter(last.key)
+  }
+}
