@@ -107,16 +107,15 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']}')
 
-/** Each chunk of items as one buffer (`,` before every item but the list's first), then the list's close. */
-async function * joinChunks (chunks: AsyncIterable<Buffer[]>, started: boolean): AsyncGenerator<Buffer> {
-  for await (const items of chunks) {
-    const parts: Buffer[] = []
-    for (const item of items) {
-      if (started) parts.push(COMMA)
-      parts.push(item)
-      started = true
-    }
-    yield Buffer.concat(parts)
+/** How a JSON list asks the registry for a stream: each chunk's items joined as the list's `items` array needs. */
+export const LIST_STREAM = { separator: COMMA }
+
+/** The streamed chunks of a list (each already joined by commas), a comma before each, then the list's close. */
+async function * joinChunks (chunks: AsyncIterable<Buffer>, started: boolean): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    if (started) yield COMMA
+    yield chunk
+    started = true
   }
   yield CLOSE
 }

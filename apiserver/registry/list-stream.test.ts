@@ -18,15 +18,18 @@ t.teardown(async () => { await fx.close() })
 
 const names = (items: Buffer[]): string[] => items.map(b => JSON.parse(b.toString()).metadata.name)
 
-async function collect (rest: AsyncIterable<Buffer[]> | undefined): Promise<Buffer[][]> {
+const NL = Buffer.from('\n') // compact JSON holds no raw newline: a separator the test can split on
+
+/** The items of each streamed chunk. */
+async function collect (rest: AsyncIterable<Buffer> | undefined): Promise<Buffer[][]> {
   const chunks: Buffer[][] = []
-  if (rest !== undefined) for await (const c of rest) chunks.push(c)
+  if (rest !== undefined) for await (const c of rest) chunks.push(c.toString().split('\n').map(x => Buffer.from(x)))
   return chunks
 }
 
 t.test('chunks come from the snapshot of the first, as the iteration asks for them', async t => {
   const prefix = namespacePrefix(cms.definition, 'default')
-  const list = await streamList(cms.core, prefix, {}, 3)
+  const list = await streamList(cms.core, prefix, {}, NL, 3)
   t.equal(list.resourceVersion, String(fx.store.currentRevision()))
   t.same(names(list.items), ['cm-0', 'cm-1', 'cm-2'])
   await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-99' } })) // after the snapshot: not in the stream
@@ -39,18 +42,18 @@ t.test('chunks come from the snapshot of the first, as the iteration asks for th
 })
 
 t.test('a list that fits its first chunk has no rest; the handler streams only when asked to', async t => {
-  const small = await streamList(cms.core, namespacePrefix(cms.definition, 'orch-system'), {}, 3)
+  const small = await streamList(cms.core, namespacePrefix(cms.definition, 'orch-system'), {}, NL, 3)
   t.same(names(small.items), ['elsewhere'])
   t.equal(small.rest, undefined)
   const plain = await cms.list(ctx(), 'default', {})
   t.equal(plain.rest, undefined)
   t.equal(plain.items.length, 10)
-  const streamed = await cms.list(ctx(), 'default', { stream: true })
+  const streamed = await cms.list(ctx(), 'default', { stream: { separator: NL } })
   t.same(names([...streamed.items, ...(await collect(streamed.rest)).flat()]), names(plain.items))
 })
 
 t.test('a snapshot compacted away during the stream ends it with a 410 Status', async t => {
-  const list = await streamList(cms.core, namespacePrefix(cms.definition, 'default'), {}, 4)
+  const list = await streamList(cms.core, namespacePrefix(cms.definition, 'default'), {}, NL, 4)
   await cms.create(ctx(), 'default', body({ metadata: { name: 'later' } }))
   await fx.store.compact(fx.store.currentRevision())
   const err = await collect(list.rest).catch(e => e)

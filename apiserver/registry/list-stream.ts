@@ -1,5 +1,6 @@
 // Streamed LIST: an unlimited list read from the store in chunks at the revision of the first, as the consumer asks.
 
+import type { JoinedPage, ListOptions } from '../storage/store.js'
 import type { ListResult } from './types.js'
 import { servedBytes, type ResourceCore } from './core.js'
 import { toStatusError } from './storage-errors.js'
@@ -15,31 +16,39 @@ export interface StreamPlan { revision?: number, notOlderThan?: number, startKey
 
 /**
  * The first chunk, read as a plain list would be (the answer's resourceVersion is its revision), and the rest as an
- * iterable reading the next chunk at that revision each time it is asked for one. `scan` lets a watch cache serve
- * every chunk from the snapshot of the first; `noCount` keeps each read at the size of its chunk.
+ * iterable reading the next chunk at that revision each time it is asked for one, its items joined by `separator`.
+ * `scan` lets a watch cache serve every chunk from the snapshot of the first; `noCount` keeps each read at the size
+ * of its chunk.
  */
-export async function streamList (core: ResourceCore, prefix: string, plan: StreamPlan, chunk = STREAM_CHUNK): Promise<ListResult> {
+export async function streamList (core: ResourceCore, prefix: string, plan: StreamPlan, separator: Buffer, chunk = STREAM_CHUNK): Promise<ListResult> {
   const first = await core.store.list(prefix, {
     revision: plan.revision, startKey: plan.startKey, limit: chunk, notOlderThan: plan.notOlderThan, noCount: true, scan: true
   })
   const out: ListResult = { items: first.items.map(kv => servedBytes(core, kv.value)), resourceVersion: String(first.revision), continue: '' }
   const last = first.items[first.items.length - 1]
-  if (first.remaining > 0 && last !== undefined) out.rest = chunksAfter(core, prefix, first.revision, keyAfter(last.key), chunk)
+  if (first.remaining > 0 && last !== undefined) out.rest = chunksAfter(core, prefix, first.revision, keyAfter(last.key), separator, chunk)
   return out
 }
 
-async function * chunksAfter (core: ResourceCore, prefix: string, revision: number, startKey: string, chunk: number): AsyncGenerator<Buffer[]> {
+async function * chunksAfter (core: ResourceCore, prefix: string, revision: number, startKey: string, separator: Buffer, chunk: number): AsyncGenerator<Buffer> {
   for (;;) {
-    let res
+    let page: JoinedPage
     try {
-      res = await core.store.list(prefix, { revision, startKey, limit: chunk, noCount: true, scan: true })
+      page = await joinedPage(core, prefix, { revision, startKey, limit: chunk, noCount: true, scan: true }, separator)
     } catch (err) {
       throw toStatusError(err, { resource: core.qr, op: 'list', requested: revision })
     }
-    const last = res.items[res.items.length - 1]
-    if (last === undefined) return
-    yield res.items.map(kv => servedBytes(core, kv.value))
-    if (res.remaining === 0) return
-    startKey = keyAfter(last.key)
+    if (page.count === 0 || page.lastKey === undefined) return
+    yield page.bytes
+    if (page.remaining === 0) return
+    startKey = keyAfter(page.lastKey)
   }
+}
+
+/** A chunk joined by the store when it can (the items served as stored), else joined here. */
+async function joinedPage (core: ResourceCore, prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage> {
+  if (core.store.listJoined !== undefined && core.apiVersion === core.storedApiVersion) return await core.store.listJoined(prefix, opts, separator)
+  const res = await core.store.list(prefix, opts)
+  const parts = res.items.flatMap((kv, i) => i === 0 ? [servedBytes(core, kv.value)] : [separator, servedBytes(core, kv.value)])
+  return { bytes: Buffer.concat(parts), count: res.items.length, lastKey: res.items[res.items.length - 1]?.key, revision: res.revision, remaining: res.remaining }
 }

@@ -68,7 +68,7 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0
   try {
     if (selector !== undefined && !selector.empty) return await listSelected(core, prefix, plan, limit, selector)
-    return q.stream === true && limit === 0 ? await streamList(core, prefix, plan) : await listPlain(core, prefix, plan, limit)
+    return q.stream !== undefined && limit === 0 ? await streamList(core, prefix, plan, q.stream.separator) : await listPlain(core, prefix, plan, limit)
   } catch (err) {
     if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
     throw toStatusError(err, { resource: core.qr, op: plan.op, requested: plan.revision })

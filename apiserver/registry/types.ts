@@ -50,9 +50,10 @@ export interface ListQuery {
   resourceVersionMatch?: 'Exact' | 'NotOlderThan'
   /**
    * The caller takes a streamed answer: an unlimited list may then hold only its first items in `items` and the
-   * rest in `ListResult.rest`, read from the store chunk by chunk as it is iterated.
+   * rest in `ListResult.rest`, read from the store chunk by chunk as it is iterated, each chunk's items joined by
+   * `separator`.
    */
-  stream?: boolean
+  stream?: { separator: Buffer }
 }
 
 export interface WatchQuery {
@@ -87,11 +88,12 @@ export interface ListResult {
   continue: string
   remainingItemCount?: number
   /**
-   * Only when the query asked for a stream: the items after `items`, in key order from the same snapshot, each chunk
-   * read when the iteration asks for it (so a consumer that waits for its client paces the reads). Iterate it once;
-   * a storage error surfaces as a StatusError thrown by the iteration.
+   * Only when the query asked for a stream: the items after `items`, in key order from the same snapshot, one buffer
+   * per chunk (its items joined by the query's separator), each read when the iteration asks for it (so a consumer
+   * that waits for its client paces the reads). Iterate it once; a storage error surfaces as a StatusError thrown by
+   * the iteration.
    */
-  rest?: AsyncIterable<Buffer[]>
+  rest?: AsyncIterable<Buffer>
 }
 
 export type ApiWatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'

@@ -1,5 +1,5 @@
 // Reads inside one LMDB read snapshot: live state (the hot path), state at an older revision, event replay.
-import { StorageError, type KeyValue, type Revision, type WatchEvent } from '../store.js'
+import { StorageError, type JoinedPage, type KeyValue, type Revision, type WatchEvent } from '../store.js'
 import { DEL, PUT, decodeLive, decodeLog, logKeyHasPrefix, prefixEnd, rangeStart, type Layout } from './layout.js'
 
 /** An lmdb read transaction, as `useReadTransaction` returns it. */
@@ -35,6 +35,30 @@ export class HistoryReader {
       items.push(decodeLive(key, value))
     }
     return { items, remaining }
+  }
+
+  /**
+   * `listLive` with `noCount`, the values joined into one buffer as lmdb reads them (no Buffer per record). The scan
+   * reads one record past the page (to know whether more follow) and takes its value back.
+   */
+  listLiveJoined (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn, separator: Buffer): Omit<JoinedPage, 'revision'> {
+    const end = prefixEnd(prefix)
+    const { joiner } = this.layout
+    joiner.begin(separator)
+    let remaining = 0
+    let lastKey: string | undefined
+    try {
+      for (const { key } of this.layout.liveRaw.getRange({ start: rangeStart(prefix, startKey), end, transaction: txn })) {
+        if (end === undefined && !key.startsWith(prefix)) { joiner.dropLast(); break }
+        if (limit > 0 && joiner.count > limit) { joiner.dropLast(); remaining = 1; break }
+        lastKey = key
+      }
+    } catch (err) {
+      joiner.end()
+      throw err
+    }
+    const count = joiner.count
+    return { bytes: joiner.end(), count, lastKey, remaining }
   }
 
   /** Live keys under `prefix`, from `from` (inclusive) when given. */
