@@ -80,11 +80,15 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
       if (i > 0) parts.push(COMMA)
       parts.push(item)
     })
+    if (list.joined !== undefined && list.joined.length > 0) {
+      if (list.items.length > 0) parts.push(COMMA)
+      parts.push(list.joined)
+    }
     if (list.rest === undefined) {
       parts.push(CLOSE)
       return { contentType: JSON_TYPE, parts }
     }
-    return { contentType: JSON_TYPE, parts, more: joinChunks(list.rest, list.items.length > 0) }
+    return { contentType: JSON_TYPE, parts, more: joinChunks(list.rest, parts.length > 1) }
   }
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
   if (media.form === 'protobuf') {

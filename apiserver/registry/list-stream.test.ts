@@ -20,10 +20,12 @@ const names = (items: Buffer[]): string[] => items.map(b => JSON.parse(b.toStrin
 
 const NL = Buffer.from('\n') // compact JSON holds no raw newline: a separator the test can split on
 
+const split = (joined: Buffer | undefined): Buffer[] => joined === undefined || joined.length === 0 ? [] : joined.toString().split('\n').map(x => Buffer.from(x))
+
 /** The items of each streamed chunk. */
 async function collect (rest: AsyncIterable<Buffer> | undefined): Promise<Buffer[][]> {
   const chunks: Buffer[][] = []
-  if (rest !== undefined) for await (const c of rest) chunks.push(c.toString().split('\n').map(x => Buffer.from(x)))
+  if (rest !== undefined) for await (const c of rest) chunks.push(split(c))
   return chunks
 }
 
@@ -31,25 +33,26 @@ t.test('chunks come from the snapshot of the first, as the iteration asks for th
   const prefix = namespacePrefix(cms.definition, 'default')
   const list = await streamList(cms.core, prefix, {}, NL, 3)
   t.equal(list.resourceVersion, String(fx.store.currentRevision()))
-  t.same(names(list.items), ['cm-0', 'cm-1', 'cm-2'])
+  t.same(list.items, [], 'the first chunk comes joined')
+  t.same(names(split(list.joined)), ['cm-0', 'cm-1', 'cm-2'])
   await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-99' } })) // after the snapshot: not in the stream
   await cms.delete(ctx(), 'default', 'cm-5', {})
   const chunks = await collect(list.rest)
   t.same(chunks.map(c => c.length), [3, 3, 1])
-  t.same(names([...list.items, ...chunks.flat()]), ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6', 'cm-7', 'cm-8', 'cm-9'])
+  t.same(names([...split(list.joined), ...chunks.flat()]), ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6', 'cm-7', 'cm-8', 'cm-9'])
   await cms.delete(ctx(), 'default', 'cm-99', {})
   await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-5' }, data: {} }))
 })
 
 t.test('a list that fits its first chunk has no rest; the handler streams only when asked to', async t => {
   const small = await streamList(cms.core, namespacePrefix(cms.definition, 'orch-system'), {}, NL, 3)
-  t.same(names(small.items), ['elsewhere'])
+  t.same(names(split(small.joined)), ['elsewhere'])
   t.equal(small.rest, undefined)
   const plain = await cms.list(ctx(), 'default', {})
   t.equal(plain.rest, undefined)
   t.equal(plain.items.length, 10)
   const streamed = await cms.list(ctx(), 'default', { stream: { separator: NL } })
-  t.same(names([...streamed.items, ...(await collect(streamed.rest)).flat()]), names(plain.items))
+  t.same(names([...split(streamed.joined), ...(await collect(streamed.rest)).flat()]), names(plain.items))
 })
 
 t.test('a snapshot compacted away during the stream ends it with a 410 Status', async t => {
@@ -60,4 +63,24 @@ t.test('a snapshot compacted away during the stream ends it with a 410 Status', 
   t.ok(isStatusError(err), 'a StatusError')
   t.equal(err.code, 410)
   await cms.delete(ctx(), 'default', 'later', {})
+})
+
+t.test('joined pages of a limited list carry the tokens and counts plain pages do', async t => {
+  const plain: string[] = []
+  const joined: string[] = []
+  let a = await cms.list(ctx(), 'default', { limit: 4 })
+  let b = await cms.list(ctx(), 'default', { limit: 4, stream: { separator: NL } })
+  for (;;) {
+    t.same(b.items, [])
+    t.same([b.remainingItemCount, b.resourceVersion, b.continue === ''], [a.remainingItemCount, a.resourceVersion, a.continue === ''])
+    plain.push(...names(a.items))
+    joined.push(...names(split(b.joined)))
+    if (a.continue === '') break
+    await cms.create(ctx(), 'default', body({ metadata: { name: `cm-late-${plain.length}` } })) // not in either snapshot
+    a = await cms.list(ctx(), 'default', { limit: 4, continue: a.continue })
+    b = await cms.list(ctx(), 'default', { limit: 4, continue: b.continue, stream: { separator: NL } })
+  }
+  t.same(joined, plain)
+  t.equal(joined.length, 10)
+  for (const n of [4, 8]) await cms.delete(ctx(), 'default', `cm-late-${n}`, {})
 })

@@ -15,18 +15,18 @@ export const STREAM_CHUNK = 1000
 export interface StreamPlan { revision?: number, notOlderThan?: number, startKey?: string }
 
 /**
- * The first chunk, read as a plain list would be (the answer's resourceVersion is its revision), and the rest as an
- * iterable reading the next chunk at that revision each time it is asked for one, its items joined by `separator`.
+ * The first chunk (`joined`), read as a plain list would be (the answer's resourceVersion is its revision), and the
+ * rest as an iterable reading the next chunk at that revision each time it is asked for one, each joined by
+ * `separator`.
  * `scan` lets a watch cache serve every chunk from the snapshot of the first; `noCount` keeps each read at the size
  * of its chunk.
  */
 export async function streamList (core: ResourceCore, prefix: string, plan: StreamPlan, separator: Buffer, chunk = STREAM_CHUNK): Promise<ListResult> {
-  const first = await core.store.list(prefix, {
+  const first = await joinedPage(core, prefix, {
     revision: plan.revision, startKey: plan.startKey, limit: chunk, notOlderThan: plan.notOlderThan, noCount: true, scan: true
-  })
-  const out: ListResult = { items: first.items.map(kv => servedBytes(core, kv.value)), resourceVersion: String(first.revision), continue: '' }
-  const last = first.items[first.items.length - 1]
-  if (first.remaining > 0 && last !== undefined) out.rest = chunksAfter(core, prefix, first.revision, keyAfter(last.key), separator, chunk)
+  }, separator)
+  const out: ListResult = { items: [], joined: first.bytes, resourceVersion: String(first.revision), continue: '' }
+  if (first.remaining > 0 && first.lastKey !== undefined) out.rest = chunksAfter(core, prefix, first.revision, keyAfter(first.lastKey), separator, chunk)
   return out
 }
 
@@ -46,7 +46,7 @@ async function * chunksAfter (core: ResourceCore, prefix: string, revision: numb
 }
 
 /** A chunk joined by the store when it can (the items served as stored), else joined here. */
-async function joinedPage (core: ResourceCore, prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage> {
+export async function joinedPage (core: ResourceCore, prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage> {
   if (core.store.listJoined !== undefined && core.apiVersion === core.storedApiVersion) return await core.store.listJoined(prefix, opts, separator)
   const res = await core.store.list(prefix, opts)
   const parts = res.items.flatMap((kv, i) => i === 0 ? [servedBytes(core, kv.value)] : [separator, servedBytes(core, kv.value)])

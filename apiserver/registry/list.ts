@@ -10,7 +10,7 @@ import { keyAfter, namespacePrefix, resourcePrefix } from './keys.js'
 import { compileSelector, singleNameFromFieldSelector, type Selector } from './selectors.js'
 import { continueExpired, decodeContinue, encodeContinue } from './continue-token.js'
 import { parseJson } from './object-meta.js'
-import { streamList } from './list-stream.js'
+import { joinedPage, streamList } from './list-stream.js'
 
 interface ReadPlan {
   /** undefined = the current revision. */
@@ -68,7 +68,8 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0
   try {
     if (selector !== undefined && !selector.empty) return await listSelected(core, prefix, plan, limit, selector)
-    return q.stream !== undefined && limit === 0 ? await streamList(core, prefix, plan, q.stream.separator) : await listPlain(core, prefix, plan, limit)
+    if (q.stream === undefined) return await listPlain(core, prefix, plan, limit)
+    return limit === 0 ? await streamList(core, prefix, plan, q.stream.separator) : await listPlainJoined(core, prefix, plan, limit, q.stream.separator)
   } catch (err) {
     if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
     throw toStatusError(err, { resource: core.qr, op: plan.op, requested: plan.revision })
@@ -95,6 +96,28 @@ async function listPlain (core: ResourceCore, prefix: string, plan: ReadPlan, li
     out.remainingItemCount = remaining
   }
   return out
+}
+
+/**
+ * `listPlain` for a caller that takes the page joined: the store joins it (no KeyValue per item) and stops at the
+ * first key past it; the keys after the page come from the token, or are counted once at the page's revision.
+ */
+async function listPlainJoined (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number, separator: Buffer): Promise<ListResult> {
+  const page = await joinedPage(core, prefix, { revision: plan.revision, startKey: plan.startKey, limit, notOlderThan: plan.notOlderThan, noCount: true }, separator)
+  const out: ListResult = { items: [], joined: page.bytes, resourceVersion: String(page.revision), continue: '' }
+  if (page.remaining > 0 && page.lastKey !== undefined) {
+    const known = plan.revision !== undefined ? plan.remaining : undefined
+    const remaining = known !== undefined ? Math.max(1, known - page.count) : await countAfter(core, prefix, page.revision, page.lastKey)
+    out.continue = token(core, page.revision, page.lastKey, plan, remaining)
+    out.remainingItemCount = remaining
+  }
+  return out
+}
+
+/** Keys under `prefix` after `lastKey` at `revision` (a page's remainingItemCount). */
+async function countAfter (core: ResourceCore, prefix: string, revision: number, lastKey: string): Promise<number> {
+  const next = await core.store.list(prefix, { revision, startKey: keyAfter(lastKey), limit: 1 })
+  return Math.max(1, next.items.length + next.remaining)
 }
 
 const SCAN_PAGE = 500

@@ -94,6 +94,11 @@ export interface ListResult {
    * the iteration.
    */
   rest?: AsyncIterable<Buffer>
+  /**
+   * Only when the query asked for a stream: the page's items as one buffer, joined by the query's separator, in place
+   * of `items` (then empty); before `rest` when both are there.
+   */
+  joined?: Buffer
 }
 
 export type ApiWatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
