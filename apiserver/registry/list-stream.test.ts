@@ -5,13 +5,14 @@ import type { GenericStore } from './generic-store.js'
 import { isStatusError } from '../errors/status-error.js'
 import { streamList } from './list-stream.js'
 import { namespacePrefix } from './keys.js'
+import { compileSelector } from './selectors.js'
 
 let fx: Fixture
 let cms: GenericStore
 t.before(async () => {
   fx = await openFixture()
   cms = fx.registry.handler('', 'v1', 'configmaps') as GenericStore
-  for (let i = 0; i < 10; i++) await cms.create(ctx(), 'default', body({ metadata: { name: `cm-${i}` }, data: {} }))
+  for (let i = 0; i < 10; i++) await cms.create(ctx(), 'default', body({ metadata: { name: `cm-${i}`, labels: { mod3: String(i % 3) } }, data: {} }))
   await cms.create(ctx(), 'orch-system', body({ metadata: { name: 'elsewhere' } }))
 })
 t.teardown(async () => { await fx.close() })
@@ -41,7 +42,7 @@ t.test('chunks come from the snapshot of the first, as the iteration asks for th
   t.same(chunks.map(c => c.length), [3, 3, 1])
   t.same(names([...split(list.joined), ...chunks.flat()]), ['cm-0', 'cm-1', 'cm-2', 'cm-3', 'cm-4', 'cm-5', 'cm-6', 'cm-7', 'cm-8', 'cm-9'])
   await cms.delete(ctx(), 'default', 'cm-99', {})
-  await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-5' }, data: {} }))
+  await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-5', labels: { mod3: '2' } }, data: {} }))
 })
 
 t.test('a list that fits its first chunk has no rest; the handler streams only when asked to', async t => {
@@ -83,4 +84,16 @@ t.test('joined pages of a limited list carry the tokens and counts plain pages d
   t.same(joined, plain)
   t.equal(joined.length, 10)
   for (const n of [4, 8]) await cms.delete(ctx(), 'default', `cm-late-${n}`, {})
+})
+
+t.test('a selected stream joins only the matching items of each chunk, chunks without a match leave no trace', async t => {
+  const prefix = namespacePrefix(cms.definition, 'default')
+  const zero = await streamList(cms.core, prefix, {}, NL, 2, compileSelector('mod3=0', undefined, cms.core.fields))
+  const chunks = await collect(zero.rest)
+  t.same(names([...split(zero.joined), ...chunks.flat()]), ['cm-0', 'cm-3', 'cm-6', 'cm-9'])
+  t.equal(zero.resourceVersion, String(fx.store.currentRevision()))
+  const none = await streamList(cms.core, prefix, {}, NL, 2, compileSelector('mod3=7', undefined, cms.core.fields))
+  t.same([split(none.joined), await collect(none.rest)], [[], []])
+  const viaHandler = await cms.list(ctx(), 'default', { labelSelector: 'mod3=1', stream: { separator: NL } })
+  t.same(names([...split(viaHandler.joined), ...(await collect(viaHandler.rest)).flat()]), names((await cms.list(ctx(), 'default', { labelSelector: 'mod3=1' })).items))
 })

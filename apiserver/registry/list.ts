@@ -10,7 +10,7 @@ import { keyAfter, namespacePrefix, resourcePrefix } from './keys.js'
 import { compileSelector, singleNameFromFieldSelector, type Selector } from './selectors.js'
 import { continueExpired, decodeContinue, encodeContinue } from './continue-token.js'
 import { parseJson } from './object-meta.js'
-import { joinedPage, streamList } from './list-stream.js'
+import { STREAM_CHUNK, joinedPage, streamList } from './list-stream.js'
 
 interface ReadPlan {
   /** undefined = the current revision. */
@@ -67,9 +67,10 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
   if (plan.startKey !== undefined && !plan.startKey.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the request')
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0
   try {
-    if (selector !== undefined && !selector.empty) return await listSelected(core, prefix, plan, limit, selector)
-    if (q.stream === undefined) return await listPlain(core, prefix, plan, limit)
-    return limit === 0 ? await streamList(core, prefix, plan, q.stream.separator) : await listPlainJoined(core, prefix, plan, limit, q.stream.separator)
+    const selecting = selector !== undefined && !selector.empty ? selector : undefined
+    if (q.stream !== undefined && limit === 0) return await streamList(core, prefix, plan, q.stream.separator, STREAM_CHUNK, selecting)
+    if (selecting !== undefined) return await listSelected(core, prefix, plan, limit, selecting)
+    return q.stream === undefined ? await listPlain(core, prefix, plan, limit) : await listPlainJoined(core, prefix, plan, limit, q.stream.separator)
   } catch (err) {
     if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
     throw toStatusError(err, { resource: core.qr, op: plan.op, requested: plan.revision })
