@@ -19,8 +19,11 @@ export const GZIP_MIN_BYTES = 128 * 1024
 
 export interface EncodedBody { contentType: string; body: Buffer }
 
-/** A body written in parts (a list's items as stored), never joined into one buffer. */
-export interface ChunkedBody { contentType: string; parts: Buffer[] }
+/**
+ * A body written in parts (a list's items as stored), never joined whole; `more` (a streamed list) yields the rest
+ * as it is read, one buffer per chunk, and is asked for the next only once the client took the last.
+ */
+export interface ChunkedBody { contentType: string; parts: Buffer[], more?: AsyncIterable<Buffer> }
 
 const JSON_TYPE = 'application/json'
 const YAML_TYPE = 'application/yaml'
@@ -77,8 +80,15 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
       if (i > 0) parts.push(COMMA)
       parts.push(item)
     })
-    parts.push(CLOSE)
-    return { contentType: JSON_TYPE, parts }
+    if (list.joined !== undefined && list.joined.length > 0) {
+      if (list.items.length > 0) parts.push(COMMA)
+      parts.push(list.joined)
+    }
+    if (list.rest === undefined) {
+      parts.push(CLOSE)
+      return { contentType: JSON_TYPE, parts }
+    }
+    return { contentType: JSON_TYPE, parts, more: joinChunks(list.rest, parts.length > 1) }
   }
   const objects = list.items.map(b => JSON.parse(b.toString('utf8')) as Record<string, unknown>)
   if (media.form === 'protobuf') {
@@ -101,6 +111,28 @@ export function encodeList (def: ResourceDefinition, list: ListResult, media: Re
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']}')
 
+/** How a JSON list asks the registry for a stream: each chunk's items joined as the list's `items` array needs. */
+export const LIST_STREAM = { separator: COMMA }
+
+/** The streamed chunks of a list (each already joined by commas), a comma before each, then the list's close. */
+async function * joinChunks (chunks: AsyncIterable<Buffer>, started: boolean): AsyncGenerator<Buffer> {
+  for await (const chunk of chunks) {
+    if (started) yield COMMA
+    yield chunk
+    started = true
+  }
+  yield CLOSE
+}
+
+/**
+ * Parts are joined into writes of about this size: one write per stored item costs more than the copy, and gzip
+ * does far better on large inputs than on many small ones.
+ */
+const WRITE_BYTES = 256 * 1024
+
+/** Kubernetes' gzip level for responses (BestSpeed): a list compresses well at it, at a fraction of the CPU. */
+const GZIP_LEVEL = 1
+
 /**
  * Writes a complete response. Large bodies are gzipped when the request allows it, as a stream (never in one
  * blocking call); a chunked body is written part by part with backpressure, so a big list is not copied whole.
@@ -108,29 +140,41 @@ const CLOSE = Buffer.from(']}')
 export function send (req: IncomingMessage, res: ServerResponse, status: number, encoded: EncodedBody | ChunkedBody, headers: Record<string, string | string[]> = {}): void {
   if (res.headersSent || res.destroyed) return
   const parts = 'parts' in encoded ? encoded.parts : [encoded.body]
+  const more = 'parts' in encoded ? encoded.more : undefined
   let length = 0
   for (const p of parts) length += p.length
   const out: Record<string, string | string[]> = { ...headers, 'Content-Type': encoded.contentType }
-  const gzip = length > GZIP_MIN_BYTES && acceptsGzip(req)
+  // A streamed body is larger than its first chunk: its length is unknown (chunked transfer encoding).
+  const gzip = (more !== undefined || length > GZIP_MIN_BYTES) && acceptsGzip(req)
   if (gzip) {
     out['Content-Encoding'] = 'gzip'
     out.Vary = 'Accept-Encoding'
-  } else {
+  } else if (more === undefined) {
     out['Content-Length'] = String(length)
   }
   res.writeHead(status, out)
   if (req.method === 'HEAD') { res.end(); return }
-  if (!gzip && parts.length === 1) { res.end(parts[0]); return }
-  const sink: Writable = gzip ? createGzip() : res
+  if (!gzip && parts.length === 1 && more === undefined) { res.end(parts[0]); return }
+  const sink: Writable = gzip ? createGzip({ level: GZIP_LEVEL }) : res
   if (gzip) pipeline(sink as Transform, res, () => {})
-  writeParts(sink, parts).then(() => sink.end(), () => res.destroy())
+  writeParts(sink, parts, more).then(() => sink.end(), () => res.destroy())
 }
 
-async function writeParts (sink: Writable, parts: Buffer[]): Promise<void> {
-  for (let i = 0; i < parts.length; i++) {
+async function writeParts (sink: Writable, parts: Buffer[], more: AsyncIterable<Buffer> | undefined): Promise<void> {
+  let i = 0
+  while (i < parts.length) {
     if (sink.destroyed) return
-    if (!sink.write(parts[i])) await drained(sink)
-    parts[i] = EMPTY // written: let it go
+    let end = i
+    let size = 0
+    while (end < parts.length && (end === i || size + parts[end].length <= WRITE_BYTES)) size += parts[end++].length
+    const chunk = end === i + 1 ? parts[i] : Buffer.concat(parts.slice(i, end), size)
+    for (; i < end; i++) parts[i] = EMPTY // taken: let them go
+    if (!sink.write(chunk)) await drained(sink)
+  }
+  if (more === undefined) return
+  for await (const chunk of more) {
+    if (sink.destroyed) return // ends the iteration: no more reads for a client that left
+    if (!sink.write(chunk)) await drained(sink)
   }
 }
 

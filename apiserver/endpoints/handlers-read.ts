@@ -1,7 +1,7 @@
 // The read verbs: get, list and watch.
 
 import { isStatusError } from '../errors/status-error.js'
-import { encodeList, encodeObject, send, sendError, warningHeaders } from './encode.js'
+import { LIST_STREAM, encodeList, encodeObject, send, sendError, warningHeaders } from './encode.js'
 import type { Call } from './handlers.js'
 import { buildRequestContext, parseListQuery, parseTimeoutMs, parseWatchQuery } from './request-context.js'
 import { createScaleTableConvertor, type TableConvertor } from './table.js'
@@ -24,7 +24,8 @@ export async function serveGet (call: Call): Promise<void> {
 
 export async function serveList (call: Call): Promise<void> {
   const ctx = buildRequestContext(call.req, call.user, call.url.searchParams, false)
-  const query = parseListQuery(call.url.searchParams)
+  // Compact JSON writes the items as stored: such a list may stream (the other forms parse every item anyway).
+  const query = { ...parseListQuery(call.url.searchParams), stream: call.media.form === 'json' && !call.pretty ? LIST_STREAM : undefined }
   const list = await call.handler.list(ctx, call.info.namespace, query)
   send(call.req, call.res, 200, encodeList(call.def, list, call.media, call.pretty, call.env.convertor(call.def)), warningHeaders(ctx.warnings))
 }

@@ -13,17 +13,22 @@ export interface ContinuePosition {
   start: string
   /** When the first chunk was served (ms): tokens expire `ttlMs` after it. */
   issuedAt: number
+  /**
+   * Keys from `start` to the end at `rv` (the previous chunk's remainingItemCount), so the next chunk need not count
+   * them again; absent in older tokens and inconsistent continuations.
+   */
+  remaining?: number
 }
 
 export const CONTINUE_TTL_MS = 5 * 60 * 1000
 
 export function encodeContinue (p: ContinuePosition): string {
-  return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: p.rv, start: p.start, t: p.issuedAt })).toString('base64url')
+  return Buffer.from(JSON.stringify({ v: 'meta.orch.io/v1', rv: p.rv, start: p.start, t: p.issuedAt, n: p.remaining })).toString('base64url')
 }
 
 /** Decodes and checks a token: 400 when malformed, 410 when older than the lifetime. */
 export function decodeContinue (token: string, now: number, ttlMs = CONTINUE_TTL_MS): ContinuePosition {
-  let parsed: { v?: unknown, rv?: unknown, start?: unknown, t?: unknown }
+  let parsed: { v?: unknown, rv?: unknown, start?: unknown, t?: unknown, n?: unknown }
   try {
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))
   } catch {
@@ -32,12 +37,13 @@ export function decodeContinue (token: string, now: number, ttlMs = CONTINUE_TTL
   if (parsed === null || typeof parsed !== 'object' || parsed.v !== 'meta.orch.io/v1') {
     throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)')
   }
-  const { rv, start, t } = parsed
+  const { rv, start, t, n } = parsed
   if (typeof rv !== 'number' || !Number.isSafeInteger(rv) || (rv <= 0 && rv !== -1)) throw badRequest('continue key is not valid: incorrect encoded start resourceVersion (version meta.orch.io/v1)')
   if (typeof start !== 'string' || start.includes('/..') || start.startsWith('/')) throw badRequest('continue key is not valid: encoded start key is invalid')
   const issuedAt = typeof t === 'number' ? t : now
   if (now - issuedAt > ttlMs) throw continueExpired(start, now)
-  return { rv, start, issuedAt }
+  const remaining = typeof n === 'number' && Number.isSafeInteger(n) && n > 0 && rv !== -1 ? n : undefined
+  return { rv, start, issuedAt, remaining }
 }
 
 /**

@@ -103,12 +103,13 @@ export class GarbageCollector {
     this.watch?.stop()
     this.graph.clear()
     this.unresolved.clear()
-    let page = await this.o.store.list(PREFIX, { limit: LIST_PAGE })
+    // noCount: the walk needs only whether more follow (counting the rest on every page makes it quadratic)
+    let page = await this.o.store.list(PREFIX, { limit: LIST_PAGE, noCount: true })
     const revision = page.revision
     for (;;) {
       for (const kv of page.items) this.observePut(kv.key, kv.value)
       if (page.remaining === 0 || page.items.length === 0) break
-      page = await this.o.store.list(PREFIX, { revision, startKey: `${page.items[page.items.length - 1].key}\x00`, limit: LIST_PAGE })
+      page = await this.o.store.list(PREFIX, { revision, startKey: `${page.items[page.items.length - 1].key}\x00`, limit: LIST_PAGE, noCount: true })
     }
     if (this.stopped) return
     this.indexRevision = revision

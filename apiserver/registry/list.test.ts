@@ -39,6 +39,7 @@ t.test('paging returns a consistent snapshot across chunks', async t => {
   await cms.create(ctx(), 'default', body({ metadata: { name: 'cm-99' } }))
   await cms.delete(ctx(), 'default', 'cm-8', {})
   const second = await cms.list(ctx(), 'default', { limit: 4, continue: first.continue })
+  t.equal(second.remainingItemCount, 2, 'counted at the snapshot, from the token')
   const third = await cms.list(ctx(), 'default', { limit: 4, continue: second.continue })
   t.equal(third.continue, '')
   t.equal(second.resourceVersion, first.resourceVersion); t.equal(third.resourceVersion, first.resourceVersion)

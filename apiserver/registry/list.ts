@@ -10,6 +10,7 @@ import { keyAfter, namespacePrefix, resourcePrefix } from './keys.js'
 import { compileSelector, singleNameFromFieldSelector, type Selector } from './selectors.js'
 import { continueExpired, decodeContinue, encodeContinue } from './continue-token.js'
 import { parseJson } from './object-meta.js'
+import { STREAM_CHUNK, joinedPage, streamList } from './list-stream.js'
 
 interface ReadPlan {
   /** undefined = the current revision. */
@@ -21,6 +22,8 @@ interface ReadPlan {
   op: StorageOp
   /** For continue requests: the token's start key (relative), to hand out a fresh token if its revision is gone. */
   continueFrom?: string
+  /** For continue requests: the keys from `startKey` on, as the previous chunk counted them (not counted again). */
+  remaining?: number
 }
 
 /** Resolves the query into the revision and start key to read at (spec 4.6 table); 400 on invalid combinations. */
@@ -39,7 +42,7 @@ export async function planList (core: ResourceCore, namespace: string, q: ListQu
     const startKey = resourcePrefix(core.def) + pos.start
     if (!startKey.startsWith(namespacePrefix(core.def, namespace))) throw badRequest('continue key is not valid: key is outside the requested namespace')
     // An inconsistent continuation (rv -1) reads at the newest revision; its next tokens carry that revision.
-    return { revision: pos.rv === -1 ? undefined : pos.rv, startKey, issuedAt: pos.issuedAt, op: 'continue', continueFrom: pos.start }
+    return { revision: pos.rv === -1 ? undefined : pos.rv, startKey, issuedAt: pos.issuedAt, op: 'continue', continueFrom: pos.start, remaining: pos.remaining }
   }
   const limited = q.limit !== undefined && q.limit > 0
   if (match === 'Exact') {
@@ -64,29 +67,58 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
   if (plan.startKey !== undefined && !plan.startKey.startsWith(prefix)) throw badRequest('continue key is not valid: key does not match the request')
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0
   try {
-    return selector === undefined || selector.empty
-      ? await listPlain(core, prefix, plan, limit)
-      : await listSelected(core, prefix, plan, limit, selector)
+    const selecting = selector !== undefined && !selector.empty ? selector : undefined
+    if (q.stream !== undefined && limit === 0) return await streamList(core, prefix, plan, q.stream.separator, STREAM_CHUNK, selecting)
+    if (selecting !== undefined) return await listSelected(core, prefix, plan, limit, selecting)
+    return q.stream === undefined ? await listPlain(core, prefix, plan, limit) : await listPlainJoined(core, prefix, plan, limit, q.stream.separator)
   } catch (err) {
     if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
     throw toStatusError(err, { resource: core.qr, op: plan.op, requested: plan.revision })
   }
 }
 
-function token (core: ResourceCore, revision: number, lastKey: string, plan: ReadPlan): string {
+function token (core: ResourceCore, revision: number, lastKey: string, plan: ReadPlan, remaining?: number): string {
   const start = keyAfter(lastKey).slice(resourcePrefix(core.def).length)
-  return encodeContinue({ rv: revision, start, issuedAt: plan.issuedAt })
+  return encodeContinue({ rv: revision, start, issuedAt: plan.issuedAt, remaining })
 }
 
+/**
+ * One page. The keys after it are counted once, on the first page; its token carries the count, so each later page
+ * at the same revision subtracts its items instead of counting the rest again (a walk stays linear in the keys).
+ */
 async function listPlain (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number): Promise<ListResult> {
-  const res = await core.store.list(prefix, { revision: plan.revision, startKey: plan.startKey, limit, notOlderThan: plan.notOlderThan })
+  const known = plan.revision !== undefined ? plan.remaining : undefined
+  const res = await core.store.list(prefix, { revision: plan.revision, startKey: plan.startKey, limit, notOlderThan: plan.notOlderThan, noCount: known !== undefined })
   const items = res.items.map(kv => servedBytes(core, kv.value))
   const out: ListResult = { items, resourceVersion: String(res.revision), continue: '' }
   if (limit > 0 && res.remaining > 0 && res.items.length > 0) {
-    out.continue = token(core, res.revision, res.items[res.items.length - 1].key, plan)
-    out.remainingItemCount = res.remaining
+    const remaining = known !== undefined ? Math.max(1, known - res.items.length) : res.remaining
+    out.continue = token(core, res.revision, res.items[res.items.length - 1].key, plan, remaining)
+    out.remainingItemCount = remaining
   }
   return out
+}
+
+/**
+ * `listPlain` for a caller that takes the page joined: the store joins it (no KeyValue per item) and stops at the
+ * first key past it; the keys after the page come from the token, or are counted once at the page's revision.
+ */
+async function listPlainJoined (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number, separator: Buffer): Promise<ListResult> {
+  const page = await joinedPage(core, prefix, { revision: plan.revision, startKey: plan.startKey, limit, notOlderThan: plan.notOlderThan, noCount: true }, separator)
+  const out: ListResult = { items: [], joined: page.bytes, resourceVersion: String(page.revision), continue: '' }
+  if (page.remaining > 0 && page.lastKey !== undefined) {
+    const known = plan.revision !== undefined ? plan.remaining : undefined
+    const remaining = known !== undefined ? Math.max(1, known - page.count) : await countAfter(core, prefix, page.revision, page.lastKey)
+    out.continue = token(core, page.revision, page.lastKey, plan, remaining)
+    out.remainingItemCount = remaining
+  }
+  return out
+}
+
+/** Keys under `prefix` after `lastKey` at `revision` (a page's remainingItemCount). */
+async function countAfter (core: ResourceCore, prefix: string, revision: number, lastKey: string): Promise<number> {
+  const next = await core.store.list(prefix, { revision, startKey: keyAfter(lastKey), limit: 1 })
+  return Math.max(1, next.items.length + next.remaining)
 }
 
 const SCAN_PAGE = 500

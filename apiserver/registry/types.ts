@@ -48,6 +48,12 @@ export interface ListQuery {
   continue?: string
   resourceVersion?: string
   resourceVersionMatch?: 'Exact' | 'NotOlderThan'
+  /**
+   * The caller takes a streamed answer: an unlimited list may then hold only its first items in `items` and the
+   * rest in `ListResult.rest`, read from the store chunk by chunk as it is iterated, each chunk's items joined by
+   * `separator`.
+   */
+  stream?: { separator: Buffer }
 }
 
 export interface WatchQuery {
@@ -81,6 +87,18 @@ export interface ListResult {
   /** Token for the next chunk; '' at the end. */
   continue: string
   remainingItemCount?: number
+  /**
+   * Only when the query asked for a stream: the items after `items`, in key order from the same snapshot, one buffer
+   * per chunk (its items joined by the query's separator), each read when the iteration asks for it (so a consumer
+   * that waits for its client paces the reads). Iterate it once; a storage error surfaces as a StatusError thrown by
+   * the iteration.
+   */
+  rest?: AsyncIterable<Buffer>
+  /**
+   * Only when the query asked for a stream: the page's items as one buffer, joined by the query's separator, in place
+   * of `items` (then empty); before `rest` when both are there.
+   */
+  joined?: Buffer
 }
 
 export type ApiWatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'

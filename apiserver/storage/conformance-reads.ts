@@ -102,6 +102,56 @@ export function readTests (t: Test, newStore: NewStore): void {
     t.equal(rest.remaining, 0)
   })
 
+  withStore(t, newStore, 'noCount pages say whether keys follow, at the current and at an older revision', async (t, s) => {
+    await seed(s, ['n/1', 'n/2', 'n/3', 'n/4', 'n/5', 'o/1'])
+    const at = s.currentRevision()
+    for (const revision of [undefined, at]) {
+      const page = await s.list('n/', { revision, limit: 2, noCount: true })
+      t.same(keys(page.items), ['n/1', 'n/2'])
+      t.ok(page.remaining >= 1 && page.remaining <= 3, `keys follow the page (revision ${String(revision)})`)
+      const last = await s.list('n/', { revision, startKey: 'n/4', limit: 2, noCount: true })
+      t.same(keys(last.items), ['n/4', 'n/5'])
+      t.equal(last.remaining, 0, 'none follow the last page')
+      if (revision === undefined) await s.delete('n/5') // the next pass reads `at` from history
+    }
+    const gone = await s.list('n/', { revision: at, startKey: 'n/3', limit: 2, noCount: true })
+    t.same(keys(gone.items), ['n/3', 'n/4'])
+    t.ok(gone.remaining >= 1, 'n/5 still follows at the older revision')
+  })
+
+  withStore(t, newStore, 'listJoined reads what noCount pages read, the values joined by the separator', async (t, s) => {
+    if (s.listJoined === undefined) { t.pass('the store has no listJoined'); return }
+    await seed(s, ['j/1', 'j/2', 'j/3', 'j/4', 'j/5', 'k/1'])
+    const at = s.currentRevision()
+    const sep = Buffer.from('|')
+    const joined = async (prefix: string, opts: Parameters<Store['list']>[1]): Promise<void> => {
+      const want = await s.list(prefix, { ...opts, noCount: true })
+      const got = await s.listJoined!(prefix, opts ?? {}, sep)
+      t.equal(str(got.bytes), want.items.map(i => str(i.value)).join('|'), `${prefix} ${JSON.stringify(opts)}`)
+      t.same([got.count, got.lastKey, got.revision, got.remaining > 0], [want.items.length, want.items[want.items.length - 1]?.key, want.revision, want.remaining > 0])
+    }
+    await joined('j/', {})
+    await joined('j/', { limit: 2 })
+    await joined('j/', { limit: 2, startKey: 'j/4' })
+    await joined('j/', { limit: 5 })
+    await joined('', { limit: 3 })
+    await joined('', {})
+    await joined('nothing/', {})
+    await s.delete('j/2')
+    await s.update('j/3', enc('j/3 changed'))
+    await joined('j/', { revision: at, limit: 3 })
+    await joined('j/', { limit: 3 })
+  })
+
+  withStore(t, newStore, 'listJoined pages hold values of any size', async (t, s) => {
+    if (s.listJoined === undefined) { t.pass('the store has no listJoined'); return }
+    const big = (c: string): string => c.repeat(700 * 1024)
+    for (const c of ['a', 'b', 'c']) await s.create(`big/${c}`, enc(big(c)))
+    const got = await s.listJoined('big/', {}, Buffer.from(','))
+    t.equal(got.count, 3)
+    t.equal(str(got.bytes), (await s.list('big/')).items.map(i => str(i.value)).join(','))
+  })
+
   withStore(t, newStore, 'get at an older revision returns the version of that time', async (t, s, r) => {
     await s.create('g/x', enc('one')) // 1
     await s.update('g/x', enc('two')) // 2

@@ -28,6 +28,9 @@ export function instrumentStore (store: Store, observe: StorageObserver): Store 
     compactedRevision: () => store.compactedRevision(),
     get: async (key, opts) => await timed(observe, 'get', key, async () => await store.get(key, opts)),
     list: async (prefix, opts) => await timed(observe, 'list', prefix, async () => await store.list(prefix, opts)),
+    ...(store.listJoined !== undefined
+      ? { listJoined: async (prefix, opts, separator) => await timed(observe, 'list', prefix, async () => await store.listJoined!(prefix, opts, separator)) }
+      : {}),
     count: async prefix => await timed(observe, 'count', prefix, async () => await store.count(prefix)),
     create: async (key, encode) => await timed(observe, 'create', key, async () => await store.create(key, encode)),
     update: async (key, encode, rev) => await timed(observe, 'update', key, async () => await store.update(key, encode, rev)),

@@ -71,13 +71,33 @@ export interface ListOptions {
    * every page from the snapshot of the first, at its revision.
    */
   scan?: boolean
+  /**
+   * The caller needs only to know whether keys follow the page, not how many: `remaining` is then 0 when none does
+   * and at least 1 otherwise, so a store may stop at the first key past the page instead of counting the rest (what
+   * keeps a walk through many pages linear in the keys).
+   */
+  noCount?: boolean
 }
 
 export interface ListResult {
   items: KeyValue[]
   /** The revision the snapshot was read at. */
   revision: Revision
-  /** Number of keys under the prefix after the last returned item (at the same revision). */
+  /** Number of keys under the prefix after the last returned item (at the same revision); see `noCount`. */
+  remaining: number
+}
+
+/** A page of values joined into one buffer (Store.listJoined). */
+export interface JoinedPage {
+  /** The values of the page as stored, in key order, `separator` between each two. */
+  bytes: Buffer
+  /** Number of values in `bytes`. */
+  count: number
+  /** Key of the last value; undefined for an empty page. */
+  lastKey?: string
+  /** The revision the snapshot was read at. */
+  revision: Revision
+  /** 0 when no key follows the page, at least 1 otherwise (ListOptions.noCount). */
   remaining: number
 }
 
@@ -128,6 +148,12 @@ export interface Store {
   get(key: string, opts?: { revision?: Revision, notOlderThan?: Revision }): Promise<KeyValue | undefined>
   /** Keys with the prefix, in byte order of the key, from a consistent snapshot. */
   list(prefix: string, opts?: ListOptions): Promise<ListResult>
+  /**
+   * What `list` with `noCount` reads, with the values joined into one buffer instead of one KeyValue each: a store
+   * that can copy values straight from its snapshot into the page saves an allocation per key on long walks.
+   * Optional: callers join `list` pages themselves without it.
+   */
+  listJoined?(prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage>
   /** Number of keys under the prefix at the current revision. */
   count(prefix: string): Promise<number>
   /**

@@ -132,7 +132,7 @@ export class ResourceCache {
       let revision: Revision | undefined
       let startKey: string | undefined
       for (;;) {
-        const page = await this.store.list(this.prefix, { revision, startKey, limit: this.o.pageSize ?? 1000 })
+        const page = await this.store.list(this.prefix, { revision, startKey, limit: this.o.pageSize ?? 1000, noCount: true })
         if (this.stopped || generation !== this.generation) return
         revision = page.revision
         for (const kv of page.items) this.items.set(kv.key, kv)

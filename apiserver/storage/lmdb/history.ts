@@ -1,5 +1,5 @@
 // Reads inside one LMDB read snapshot: live state (the hot path), state at an older revision, event replay.
-import { StorageError, type KeyValue, type Revision, type WatchEvent } from '../store.js'
+import { StorageError, type JoinedPage, type KeyValue, type Revision, type WatchEvent } from '../store.js'
 import { DEL, PUT, decodeLive, decodeLog, logKeyHasPrefix, prefixEnd, rangeStart, type Layout } from './layout.js'
 
 /** An lmdb read transaction, as `useReadTransaction` returns it. */
@@ -21,20 +21,44 @@ export class HistoryReader {
     return rec === undefined ? undefined : decodeLive(key, rec)
   }
 
-  /** A plain range scan of live keys, then a count of the keys after the page. */
-  listLive (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn): Page {
+  /** A plain range scan of live keys, then a count of the keys after the page (1 for "some" with `noCount`). */
+  listLive (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn, noCount = false): Page {
     const end = prefixEnd(prefix)
     const items: KeyValue[] = []
     let remaining = 0
     for (const { key, value } of this.layout.live.getRange({ start: rangeStart(prefix, startKey), end, transaction: txn })) {
       if (end === undefined && !key.startsWith(prefix)) break
       if (limit > 0 && items.length === limit) {
-        remaining = this.countLive(prefix, key, txn)
+        remaining = noCount ? 1 : this.countLive(prefix, key, txn)
         break
       }
       items.push(decodeLive(key, value))
     }
     return { items, remaining }
+  }
+
+  /**
+   * `listLive` with `noCount`, the values joined into one buffer as lmdb reads them (no Buffer per record). The scan
+   * reads one record past the page (to know whether more follow) and takes its value back.
+   */
+  listLiveJoined (prefix: string, startKey: string | undefined, limit: number, txn: ReadTxn, separator: Buffer): Omit<JoinedPage, 'revision'> {
+    const end = prefixEnd(prefix)
+    const { joiner } = this.layout
+    joiner.begin(separator)
+    let remaining = 0
+    let lastKey: string | undefined
+    try {
+      for (const { key } of this.layout.liveRaw.getRange({ start: rangeStart(prefix, startKey), end, transaction: txn })) {
+        if (end === undefined && !key.startsWith(prefix)) { joiner.dropLast(); break }
+        if (limit > 0 && joiner.count > limit) { joiner.dropLast(); remaining = 1; break }
+        lastKey = key
+      }
+    } catch (err) {
+      joiner.end()
+      throw err
+    }
+    const count = joiner.count
+    return { bytes: joiner.end(), count, lastKey, remaining }
   }
 
   /** Live keys under `prefix`, from `from` (inclusive) when given. */
@@ -61,8 +85,11 @@ export class HistoryReader {
     return undefined
   }
 
-  /** State at `rev` under `prefix`: per key, the newest version at or before `rev`, scanned from hist. */
-  listAt (prefix: string, startKey: string | undefined, limit: number, rev: Revision, txn: ReadTxn): Page {
+  /**
+   * State at `rev` under `prefix`: per key, the newest version at or before `rev`, scanned from hist; with `noCount`
+   * the scan stops at the first live key past the page.
+   */
+  listAt (prefix: string, startKey: string | undefined, limit: number, rev: Revision, txn: ReadTxn, noCount = false): Page {
     const end = prefixEnd(prefix)
     const items: KeyValue[] = []
     let remaining = 0
@@ -79,6 +106,7 @@ export class HistoryReader {
       const [k, r] = hk as [string, number]
       if (k !== curKey) {
         emit()
+        if (noCount && remaining > 0) { curKey = undefined; break }
         if (end === undefined && !k.startsWith(prefix)) { curKey = undefined; break }
         curKey = k
         curRev = 0

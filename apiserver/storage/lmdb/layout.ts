@@ -1,6 +1,7 @@
 // The on-disk layout of the LMDB store: its sub-databases, record formats, key checks and key ranges.
 //
-// One LMDB environment, four sub-databases, every value raw bytes (encoding 'binary'):
+// One LMDB environment, four sub-databases, every value raw bytes (encoding 'binary'; `live` has a second, raw handle
+// for joined scans):
 //   live  key            -> [createRev f64][modRev f64][value]       the current state; a list at the
 //                                                                    current revision is a range scan here
 //   log   rev            -> [type u8][createRev f64][prevModRev f64][time f64][keyLen u32][key][value]
@@ -12,8 +13,9 @@
 //   meta  'rev' | 'compacted' | 'compactDone' -> f64
 // Keys of live and hist use lmdb's ordered-binary encoding: for keys made of printable characters
 // (everything orch stores) the order is the byte order of the UTF-8 key.
-import { open, type Database, type Key, type RootDatabase } from 'lmdb'
+import { open, type Database, type DatabaseOptions, type Key, type RootDatabase } from 'lmdb'
 import { StorageError, type KeyValue, type Revision } from '../store.js'
+import { ValueJoiner } from './joiner.js'
 
 export const PUT = 0
 export const DEL = 1
@@ -25,6 +27,9 @@ export const MAX_KEY_BYTES = 1024
 export interface Layout {
   root: RootDatabase
   live: Database<Buffer, string>
+  /** `live` again, read raw: its decoder hands each record to `joiner` and yields the value's length. */
+  liveRaw: Database<number, string>
+  joiner: ValueJoiner
   log: Database<Buffer, number>
   hist: Database<Buffer, Key>
   meta: Database<Buffer, string>
@@ -36,8 +41,13 @@ export function openLayout (path: string): Layout {
   // eventTurnBatching off: every write here is a transaction callback, and lmdb's event-turn batch would add a
   // commit promise of its own that nothing awaits, whose rejection when a commit fails (a full disk) is unhandled.
   const root = open({ path, encoding: 'binary', eventTurnBatching: false }) as RootDatabase
+  const joiner = new ValueJoiner()
+  // A custom encoder makes lmdb pass its shared read buffer to the decoder (no copy per record); never written to.
+  const rawEncoder = { encode: (): Buffer => { throw new Error('the raw live handle is read-only') }, decode: (b: Uint8Array, size: number) => joiner.take(b, size) }
   return {
     root,
+    joiner,
+    liveRaw: root.openDB<number, string>({ name: 'live', encoder: rawEncoder } as DatabaseOptions & { name: string }), // encoder: typed only for the root
     live: root.openDB<Buffer, string>({ name: 'live', encoding: 'binary' }),
     log: root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' }),
     hist: root.openDB<Buffer, Key>({ name: 'hist', encoding: 'binary' }),

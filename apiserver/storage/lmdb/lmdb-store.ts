@@ -15,7 +15,7 @@
 // resume by themselves once deletes and compaction (or anything else) have freed enough.
 import { mkdirSync } from 'node:fs'
 import {
-  StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store,
+  StorageError, type Encoder, type JoinedPage, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store,
   type WatchCallbacks, type WatchHandle
 } from '../store.js'
 import { CommitQueue, type WriteRequest } from './commit-queue.js'
@@ -116,9 +116,22 @@ export class LmdbStore implements Store {
     return this.read(opts.revision, (txn, at, current) => {
       if (!fitsKey(prefix) || (opts.startKey !== undefined && !fitsKey(opts.startKey))) return { items: [], remaining: 0, revision: at }
       const page = current
-        ? this.reader.listLive(prefix, opts.startKey, limit, txn)
-        : this.reader.listAt(prefix, opts.startKey, limit, at, txn)
+        ? this.reader.listLive(prefix, opts.startKey, limit, txn, opts.noCount)
+        : this.reader.listAt(prefix, opts.startKey, limit, at, txn, opts.noCount)
       return { items: page.items, remaining: page.remaining, revision: at }
+    })
+  }
+
+  async listJoined (prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage> {
+    this.checkReadable()
+    const limit = opts.limit !== undefined && opts.limit > 0 ? Math.floor(opts.limit) : 0
+    return this.read(opts.revision, (txn, at, current) => {
+      if (!fitsKey(prefix) || (opts.startKey !== undefined && !fitsKey(opts.startKey))) return { bytes: Buffer.alloc(0), count: 0, remaining: 0, revision: at }
+      if (current) return { ...this.reader.listLiveJoined(prefix, opts.startKey, limit, txn, separator), revision: at }
+      // an older snapshot is assembled from history, a version at a time: join those
+      const page = this.reader.listAt(prefix, opts.startKey, limit, at, txn, true)
+      const parts = page.items.flatMap((kv, i) => i === 0 ? [kv.value] : [separator, kv.value])
+      return { bytes: Buffer.concat(parts), count: page.items.length, lastKey: page.items[page.items.length - 1]?.key, remaining: page.remaining, revision: at }
     })
   }
 
