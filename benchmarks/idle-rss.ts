@@ -4,7 +4,8 @@
 // data directory, waits until /readyz answers and the local Node is Ready, idles IDLE_S seconds, and reads VmRSS,
 // RssAnon and RssFile from /proc/PID/status, for it and for the peer. The last round then creates the ConfigMaps (1 KiB
 // each) and the pods (WebAssembly pods, `runtimeClassName: wasm`, a fixture module sleeping in poll_oneoff, imported
-// from an OCI layout in the orchlet's import folder), waits until every pod is Running, idles IDLE_S again and reads RSS.
+// from an OCI layout in the orchlet's import folder), idling IDLE_S and reading RSS after the ConfigMaps and again once
+// every pod is Running.
 // BASELINE_ROOT=DIR (another checkout, built) adds its `orch up` to every round, started and measured the same way beside
 // ours: a before/after in one run.
 // Run: npx tsx benchmarks/idle-rss.ts   (ROUNDS=3, IDLE_S=30, CONFIGMAPS=10000, PODS=100; LOADED=0 skips the loaded part)
@@ -40,6 +41,19 @@ function rssOf (pid: number): Rss {
 }
 
 const sleep = async (ms: number): Promise<void> => await new Promise(resolve => setTimeout(resolve, ms))
+
+/**
+ * Idles `seconds`, sampling each pid's VmRSS every second: the highest sample of the window (start-up garbage lingers
+ * until V8's memory reducer runs, some 40 s after start) beside the reading at its end.
+ */
+async function idle (seconds: number, pids: number[]): Promise<number[]> {
+  const peaks = pids.map(() => 0)
+  for (let s = 0; s < seconds; s++) {
+    await sleep(1000)
+    pids.forEach((pid, i) => { peaks[i] = Math.max(peaks[i], rssOf(pid).totalMiB) })
+  }
+  return peaks
+}
 
 interface Up { child: ChildProcess, dataDir: string, url: string, dispatcher: Agent, logs: () => string }
 
@@ -112,6 +126,9 @@ async function loaded (up: Up, peer: ChildProcess): Promise<Record<string, unkno
   const t0 = performance.now()
   await createAll(up, '/api/v1/namespaces/default/configmaps', CONFIGMAPS, 16, i => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}` }, data: { v: payload } }))
   const configMapsS = (performance.now() - t0) / 1000
+  // The ConfigMaps alone first: the pods' worker threads (one per WebAssembly container) would hide them.
+  await sleep(IDLE_S * 1000)
+  const configMapsRss = rssOf(up.child.pid!)
   await createAll(up, '/api/v1/namespaces/default/pods', PODS, 4, i => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -132,7 +149,7 @@ async function loaded (up: Up, peer: ChildProcess): Promise<Record<string, unkno
   }).catch(err => { process.stderr.write(`${(err as Error).message}: ${JSON.stringify(phases)}\n`) })
   const podsS = (performance.now() - t1) / 1000
   await sleep(IDLE_S * 1000)
-  return { configMaps: CONFIGMAPS, pods: PODS, phases, configMapsCreateS: Number(configMapsS.toFixed(1)), podsRunningS: Number(podsS.toFixed(1)), rss: rssOf(up.child.pid!), peerRss: rssOf(peer.pid!) }
+  return { configMaps: CONFIGMAPS, pods: PODS, phases, configMapsCreateS: Number(configMapsS.toFixed(1)), podsRunningS: Number(podsS.toFixed(1)), configMapsRss, rss: rssOf(up.child.pid!), peerRss: rssOf(peer.pid!) }
 }
 
 function summary (values: number[]): { min: number, median: number } {
@@ -142,7 +159,7 @@ function summary (values: number[]): { min: number, median: number } {
 
 async function main (): Promise<void> {
   const image = layoutTar(buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
-  const rounds: Array<{ up: Rss, peer: Rss, baseline?: Rss, readyS: number }> = []
+  const rounds: Array<{ up: Rss, peer: Rss, baseline?: Rss, upPeakMiB: number, baselinePeakMiB?: number, readyS: number }> = []
   let loadedResult: Record<string, unknown> | undefined
   for (let r = 0; r < ROUNDS; r++) {
     // The peer: what Node itself costs, idling beside the server through the same window.
@@ -154,8 +171,11 @@ async function main (): Promise<void> {
       await ready(up)
       const readyS = (performance.now() - t0) / 1000
       if (base !== undefined) await ready(base)
-      await sleep(IDLE_S * 1000)
-      rounds.push({ up: rssOf(up.child.pid!), peer: rssOf(peer.pid!), ...(base === undefined ? {} : { baseline: rssOf(base.child.pid!) }), readyS: Number(readyS.toFixed(1)) })
+      const peaks = await idle(IDLE_S, [up.child.pid!, ...(base === undefined ? [] : [base.child.pid!])])
+      rounds.push({
+        up: rssOf(up.child.pid!), peer: rssOf(peer.pid!), ...(base === undefined ? {} : { baseline: rssOf(base.child.pid!) }),
+        upPeakMiB: peaks[0], ...(base === undefined ? {} : { baselinePeakMiB: peaks[1] }), readyS: Number(readyS.toFixed(1))
+      })
       if (base !== undefined) await stopUp(base)
       process.stderr.write(`round ${r}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
       if (LOADED && r === ROUNDS - 1) {
@@ -171,7 +191,7 @@ async function main (): Promise<void> {
       peer.kill()
     }
   }
-  const field = (pick: (x: { up: Rss, peer: Rss, baseline?: Rss }) => number): { min: number, median: number } => summary(rounds.map(pick))
+  const field = (pick: (x: (typeof rounds)[number]) => number): { min: number, median: number } => summary(rounds.map(pick))
   const result = {
     benchmark: 'idle-rss',
     node: process.version,
@@ -179,10 +199,10 @@ async function main (): Promise<void> {
     rounds: ROUNDS,
     idleS: IDLE_S,
     idle: {
-      totalMiB: field(x => x.up.totalMiB), anonMiB: field(x => x.up.anonMiB), fileMiB: field(x => x.up.fileMiB),
+      totalMiB: field(x => x.up.totalMiB), peakMiB: field(x => x.upPeakMiB), anonMiB: field(x => x.up.anonMiB), fileMiB: field(x => x.up.fileMiB),
       peerTotalMiB: field(x => x.peer.totalMiB), peerAnonMiB: field(x => x.peer.anonMiB), peerFileMiB: field(x => x.peer.fileMiB),
       ...(BASELINE_ROOT === undefined ? {} : {
-        baselineTotalMiB: field(x => x.baseline!.totalMiB), baselineAnonMiB: field(x => x.baseline!.anonMiB), baselineFileMiB: field(x => x.baseline!.fileMiB)
+        baselineTotalMiB: field(x => x.baseline!.totalMiB), baselinePeakMiB: field(x => x.baselinePeakMiB!), baselineAnonMiB: field(x => x.baseline!.anonMiB), baselineFileMiB: field(x => x.baseline!.fileMiB)
       })
     },
     loaded: loadedResult,
