@@ -2,13 +2,15 @@
 // idling in the same run, then the RSS of the same server holding CONFIGMAPS ConfigMaps and PODS pods.
 // Each round starts `orch up` (bin/orch.js: the build in dist/ when there is one, else the sources through tsx) on a new
 // data directory, waits until /readyz answers and the local Node is Ready, idles IDLE_S seconds, and reads VmRSS,
+// (also read 30 s into the window: V8's memory reducer shrinks the heap left by start-up some 35-45 s after start, so a
+// 30-second reading lands on either side of it; the default window of 60 s ends past it)
 // RssAnon and RssFile from /proc/PID/status, for it and for the peer. The last round then creates the ConfigMaps (1 KiB
 // each) and the pods (WebAssembly pods, `runtimeClassName: wasm`, a fixture module sleeping in poll_oneoff, imported
 // from an OCI layout in the orchlet's import folder), idling IDLE_S and reading RSS after the ConfigMaps and again once
 // every pod is Running.
 // BASELINE_ROOT=DIR (another checkout, built) adds its `orch up` to every round, started and measured the same way beside
 // ours: a before/after in one run.
-// Run: npx tsx benchmarks/idle-rss.ts   (ROUNDS=3, IDLE_S=30, CONFIGMAPS=10000, PODS=100; LOADED=0 skips the loaded part)
+// Run: npx tsx benchmarks/idle-rss.ts   (ROUNDS=4, IDLE_S=60, CONFIGMAPS=10000, PODS=100; LOADED=0 skips the loaded part)
 // Prints one JSON line; writes benchmarks/results/idle-rss.json.
 
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -21,8 +23,8 @@ import { loadKubeconfig } from '../apiserver/client/kubeconfig.js'
 import { compileFixture } from '../agent/runtime/wasm/fixtures/compile.js'
 import { buildWasmImageLayout, layoutTar } from '../agent/runtime/oci/layout-writer.js'
 
-const ROUNDS = Number(process.env.ROUNDS ?? 3)
-const IDLE_S = Number(process.env.IDLE_S ?? 30)
+const ROUNDS = Number(process.env.ROUNDS ?? 4)
+const IDLE_S = Number(process.env.IDLE_S ?? 60)
 const CONFIGMAPS = Number(process.env.CONFIGMAPS ?? 10_000)
 const PODS = Number(process.env.PODS ?? 100)
 const LOADED = process.env.LOADED !== '0'
@@ -44,15 +46,19 @@ const sleep = async (ms: number): Promise<void> => await new Promise(resolve => 
 
 /**
  * Idles `seconds`, sampling each pid's VmRSS every second: the highest sample of the window (start-up garbage lingers
- * until V8's memory reducer runs, some 40 s after start) beside the reading at its end.
+ * until V8's memory reducer runs) and the sample at 30 s, beside the reading at its end.
  */
-async function idle (seconds: number, pids: number[]): Promise<number[]> {
-  const peaks = pids.map(() => 0)
-  for (let s = 0; s < seconds; s++) {
+async function idle (seconds: number, pids: number[]): Promise<Array<{ peak: number, at30s: number }>> {
+  const seen = pids.map(() => ({ peak: 0, at30s: 0 }))
+  for (let s = 1; s <= seconds; s++) {
     await sleep(1000)
-    pids.forEach((pid, i) => { peaks[i] = Math.max(peaks[i], rssOf(pid).totalMiB) })
+    pids.forEach((pid, i) => {
+      const now = rssOf(pid).totalMiB
+      seen[i].peak = Math.max(seen[i].peak, now)
+      if (s === 30) seen[i].at30s = now
+    })
   }
-  return peaks
+  return seen
 }
 
 interface Up { child: ChildProcess, dataDir: string, url: string, dispatcher: Agent, logs: () => string }
@@ -159,22 +165,27 @@ function summary (values: number[]): { min: number, median: number } {
 
 async function main (): Promise<void> {
   const image = layoutTar(buildWasmImageLayout({ module: await compileFixture('tool'), refName: IMAGE }))
-  const rounds: Array<{ up: Rss, peer: Rss, baseline?: Rss, upPeakMiB: number, baselinePeakMiB?: number, readyS: number }> = []
+  const rounds: Array<{ up: Rss, peer: Rss, baseline?: Rss, upPeakMiB: number, upAt30sMiB: number, baselinePeakMiB?: number, baselineAt30sMiB?: number, readyS: number }> = []
   let loadedResult: Record<string, unknown> | undefined
   for (let r = 0; r < ROUNDS; r++) {
     // The peer: what Node itself costs, idling beside the server through the same window.
     const peer = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' })
+    // With a baseline, who starts first alternates (the first to start is the first to reach V8's memory reducer).
+    const baseFirst = BASELINE_ROOT !== undefined && r % 2 === 1
+    const early = baseFirst ? await startUp(image, BASELINE_ROOT) : undefined
     const t0 = performance.now()
     const up = await startUp(image)
-    const base = BASELINE_ROOT === undefined ? undefined : await startUp(image, BASELINE_ROOT)
+    const base = BASELINE_ROOT === undefined ? undefined : early ?? await startUp(image, BASELINE_ROOT)
     try {
       await ready(up)
       const readyS = (performance.now() - t0) / 1000
       if (base !== undefined) await ready(base)
-      const peaks = await idle(IDLE_S, [up.child.pid!, ...(base === undefined ? [] : [base.child.pid!])])
+      const seen = await idle(IDLE_S, [up.child.pid!, ...(base === undefined ? [] : [base.child.pid!])])
       rounds.push({
         up: rssOf(up.child.pid!), peer: rssOf(peer.pid!), ...(base === undefined ? {} : { baseline: rssOf(base.child.pid!) }),
-        upPeakMiB: peaks[0], ...(base === undefined ? {} : { baselinePeakMiB: peaks[1] }), readyS: Number(readyS.toFixed(1))
+        upPeakMiB: seen[0].peak, upAt30sMiB: seen[0].at30s,
+        ...(base === undefined ? {} : { baselinePeakMiB: seen[1].peak, baselineAt30sMiB: seen[1].at30s }),
+        readyS: Number(readyS.toFixed(1))
       })
       if (base !== undefined) await stopUp(base)
       process.stderr.write(`round ${r}: ${JSON.stringify(rounds[rounds.length - 1])}\n`)
@@ -199,10 +210,10 @@ async function main (): Promise<void> {
     rounds: ROUNDS,
     idleS: IDLE_S,
     idle: {
-      totalMiB: field(x => x.up.totalMiB), peakMiB: field(x => x.upPeakMiB), anonMiB: field(x => x.up.anonMiB), fileMiB: field(x => x.up.fileMiB),
+      totalMiB: field(x => x.up.totalMiB), at30sMiB: field(x => x.upAt30sMiB), peakMiB: field(x => x.upPeakMiB), anonMiB: field(x => x.up.anonMiB), fileMiB: field(x => x.up.fileMiB),
       peerTotalMiB: field(x => x.peer.totalMiB), peerAnonMiB: field(x => x.peer.anonMiB), peerFileMiB: field(x => x.peer.fileMiB),
       ...(BASELINE_ROOT === undefined ? {} : {
-        baselineTotalMiB: field(x => x.baseline!.totalMiB), baselinePeakMiB: field(x => x.baselinePeakMiB!), baselineAnonMiB: field(x => x.baseline!.anonMiB), baselineFileMiB: field(x => x.baseline!.fileMiB)
+        baselineTotalMiB: field(x => x.baseline!.totalMiB), baselineAt30sMiB: field(x => x.baselineAt30sMiB!), baselinePeakMiB: field(x => x.baselinePeakMiB!), baselineAnonMiB: field(x => x.baseline!.anonMiB), baselineFileMiB: field(x => x.baseline!.fileMiB)
       })
     },
     loaded: loadedResult,
