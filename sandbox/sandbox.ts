@@ -145,14 +145,14 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
-      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit}}`, deadlineMs)
+      const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
       if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
     } else {
       lastVarsJson = vj
       lastBase = undefined
       varsGen++
     }
-    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj}}`, deadlineMs)
+    return guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit, vj], deadlineMs)
   }
   function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const ej = toJson(extra)

@@ -9,6 +9,7 @@
 // delegated as a whole. Generated code names only its own locals and indexes: no expression text, field
 // name or constant is ever spliced into the source.
 
+import { Duration } from 'cel-lib/functions.js'
 import { callCost, checkRange, CostLimitError, actualSize, FIXED_ONE } from './cost.js'
 
 class Unsupported extends Error {}
@@ -40,6 +41,22 @@ function createHelpers(meter) {
     },
     isFatal,
     checkRange,
+    /** A root variable through the library's typed lookup (the fast path's fallback); learns its constructor. */
+    idSlow(node, ev, ctx) {
+      const v = checkRange(node.evaluate(ev, node, ctx))
+      learnValue(node, v, ev)
+      return v
+    },
+    /** A field selection through the library's handler (the fast path's fallback); learns the constructors. */
+    fieldSlow(node, o, ev) {
+      const v = node.handle(o, node.right, node, ev)
+      learnValue(node, v, ev)
+      if (node.__oc === undefined && o !== null && typeof o === 'object') {
+        const m = ev.objectTypesByConstructor.get(o.constructor)
+        if (m && m.fields && m.fields[node.right] === node.checkedType && !(o instanceof Map)) node.__oc = o.constructor
+      }
+      return v
+    },
     callCost,
     actualSize,
     items(ev, args, coll) {
@@ -80,7 +97,56 @@ function createHelpers(meter) {
 }
 
 /**
- * Returns `(ev, ctx) => value` for the program, or undefined when the root cannot be compiled.
+ * Fast paths (generated inline, each with the library's call as fallback): a root variable is read from the
+ * plain variables object and a field of a schema object straight from the object, when the value passes the
+ * same type test the library's lookup applies (valueTypeMatchers for the node's checked type). For object
+ * types that test is `ev.debugType(v) === type`, which depends only on v's constructor: the constructor is
+ * learned from the first value the library's own lookup accepted (never Date or Duration, which checkRange
+ * inspects). A field is read directly only from an object of the learned constructor whose type declares the
+ * field with the node's checked type (what the library's message field lookup checks).
+ */
+function learnValue(node, v, ev) {
+  const t = node.checkedType
+  if (node.__vc !== undefined || !t || t.kind !== 'message' || v === null || typeof v !== 'object') return
+  if (v instanceof Date || v instanceof Duration || v instanceof Map) return
+  try {
+    if (ev.debugType(v) === t) node.__vc = v.constructor
+  } catch {
+    // not a value the library knows: no fast path
+  }
+}
+
+/**
+ * `expr` wrapped in checkRange unless the node's checked type is bool or string: checkRange only ever rejects
+ * ints, timestamps and durations, and the handler the checker resolved returns its declared type.
+ */
+function ranged(node, expr) {
+  const name = node.checkedType?.name
+  return name === 'bool' || name === 'string' ? expr : `H.checkRange(${expr})`
+}
+
+/** The inline form of the library's type test of `x` against node `n`'s checked type, or undefined. */
+function typeTest(t, x, n, isRootId) {
+  if (!t) return undefined
+  switch (t.name) {
+    case 'string':
+      return `typeof ${x} === 'string'`
+    case 'bool':
+      return `typeof ${x} === 'boolean'`
+    case 'double':
+      return `typeof ${x} === 'number'`
+    case 'int':
+      // a root variable also passes checkRange (ints beyond int64 are an error); a field selection does not
+      return isRootId ? undefined : `typeof ${x} === 'bigint'`
+  }
+  if (t.kind === 'list') return `(${x} !== null && ${x} !== undefined && ${x}.constructor === Array)`
+  if (t.kind === 'map') return `(${x} !== null && typeof ${x} === 'object' && ${x}.constructor === Object)`
+  if (t.kind === 'message') return `(${x} !== null && ${x} !== undefined && ${n}.__vc !== undefined && ${x}.constructor === ${n}.__vc)`
+  return undefined
+}
+
+/**
+ * Returns `(ev, ctx, vars) => value` for the program, or undefined when the root cannot be compiled.
  * `meter` is the shared runtime meter ({cost, limit, stack}).
  */
 export function compileToJs(root, meter) {
@@ -114,14 +180,21 @@ export function compileToJs(root, meter) {
           return out
         }
         // root variables and constants: the node's own evaluation (alternates, typed lookup)
-        lines.push(`const ${out} = H.checkRange(${n}.evaluate(ev, ${n}, ctx));`, charge(`(${out} !== null && typeof ${out} === 'object' && ${out}.constructor && ${out}.constructor.celNamespace ? 0 : 1)`))
+        const test = typeTest(node.checkedType, out, n, true)
+        if (test) lines.push(`let ${out} = V[${n}.args];`, `if (!(${test})) ${out} = H.idSlow(${n}, ev, ctx);`)
+        else lines.push(`const ${out} = H.checkRange(${n}.evaluate(ev, ${n}, ctx));`)
+        lines.push(charge(`(${out} !== null && typeof ${out} === 'object' && ${out}.constructor && ${out}.constructor.celNamespace ? 0 : 1)`))
         return out
       }
       case '.':
       case '.?': {
         if (!node.handle) return delegate(node, out, n, inLoop)
         const o = emit(node.args[0], scope, inLoop)
-        lines.push(`const ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
+        const test = node.op === '.' && node.args[0].checkedType?.kind === 'message' ? typeTest(node.checkedType, out, n, false) : undefined
+        if (test) {
+          lines.push(`let ${out} = ${o} !== null && ${o} !== undefined && ${n}.__oc !== undefined && ${o}.constructor === ${n}.__oc ? ${o}[${n}.right] : undefined;`)
+          lines.push(`if (!(${test})) ${out} = H.fieldSlow(${n}, ${o}, ev);`, charge(1))
+        } else lines.push(`const ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
         return out
       }
       case '[]':
@@ -174,7 +247,7 @@ export function compileToJs(root, meter) {
     if (BINARY.has(node.op) && node.handle) {
       const l = emit(node.args[0], scope, inLoop)
       const r = emit(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = H.checkRange(${n}.handle(${l}, ${r}, ${n}, ev));`)
+      lines.push(`const ${out} = ${ranged(node, `${n}.handle(${l}, ${r}, ${n}, ev)`)};`)
       lines.push(charge(FIXED_BINARY.has(node.op) || scalarOperands(node) ? '1' : `H.callCost(${n}.op, [${l}, ${r}], ${out})`))
       return out
     }
@@ -222,12 +295,12 @@ export function compileToJs(root, meter) {
     const name = node.args[0]
     if (node.op === 'call') {
       const args = emitAll(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = H.checkRange(${n}.handle([${args.join(', ')}], ${n}, ev));`)
+      lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ${n}, ev)`)};`)
       lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
       return out
     }
     const args = emitAll([node.args[1], ...node.args[2]], scope, inLoop)
-    lines.push(`const ${out} = H.checkRange(${n}.handle([${args.join(', ')}], ev, ${n}));`)
+    lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ev, ${n})`)};`)
     lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
     return out
   }
@@ -335,7 +408,7 @@ export function compileToJs(root, meter) {
     throw err
   }
   const body = `const M = H.meter;\n${lines.join('\n')}\nreturn ${result};`
-  const fn = new Function('H', 'N', 'ev', 'ctx', body)
+  const fn = new Function('H', 'N', 'ev', 'ctx', 'V', body)
   const helpers = createHelpers(meter)
-  return (ev, ctx) => fn(helpers, nodes, ev, ctx)
+  return (ev, ctx, vars) => fn(helpers, nodes, ev, ctx, vars)
 }

@@ -20,7 +20,9 @@ import { compileToJs } from './jit.js'
 import { overrideHandlers } from './overrides.js'
 import { celGoIssue, formatIssue } from './celgo-errors.js'
 
-const meter = { cost: 0, limit: Infinity, stack: [] }
+const meter = { cost: 0, limit: Infinity, stack: [], vars: undefined }
+/** Compiled programs read root variables from meter.vars (the plain object runProgram was given). */
+const NO_VARS = Object.create(null)
 const environments = new Map()
 const programs = new Map()
 /** The converted variables of the host's current generation, per environment (see sandbox.ts). */
@@ -129,7 +131,7 @@ function compile(req) {
       rethrowIfFatal(err)
       jit = undefined
     }
-    if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => jit(ev, ctx)
+    if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => jit(ev, ctx, meter.vars ?? NO_VARS)
   }
   const id = nextId++
   programs.set(id, { parsed, e, compiled: Boolean(jit) })
@@ -189,6 +191,7 @@ export function runProgram(p, ctx, limit) {
   meter.cost = 0
   meter.limit = limit ?? Infinity
   meter.stack.length = 0
+  meter.vars = ctx
   try {
     if (p.compiled) {
       const value = p.parsed(ctx)
@@ -205,6 +208,7 @@ export function runProgram(p, ctx, limit) {
     return { ...errorOut('CEL_ERR_EVAL', err), cost: meter.cost }
   } finally {
     meter.stack.length = 0
+    meter.vars = undefined
   }
 }
 
@@ -284,6 +288,17 @@ function release(req) {
 
 const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
 
+/** A result as JSON; a bool result (most rules) is written without building and serializing an object. */
+function resultJson(r) {
+  return r.ok && r.value.t === 'bool' ? `{"ok":true,"value":{"t":"bool","v":${r.value.v}},"cost":${r.cost}}` : JSON.stringify(r)
+}
+
 const api = { compile, evaluate, evaluateMany, release, ...validator }
 globalThis.__orch = {}
 for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) => JSON.stringify(fn(JSON.parse(json)))
+/**
+ * The hot path: evaluate(id, gen, limit) over the cached variables of generation `gen`, or with `varsJson` (the
+ * variables' JSON text) when they are not cached; arguments are plain numbers and one string, not a request JSON.
+ */
+globalThis.__orch.evaluateArgs = (id, gen, limit, varsJson) =>
+  resultJson(evaluate({ id, gen, limit, vars: varsJson === undefined ? undefined : JSON.parse(varsJson) }))
