@@ -121,7 +121,9 @@ interface GuestError {
   cost?: number
   issues?: string
 }
-type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean } | GuestError
+type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean; projection?: Projection } | GuestError
+/** Variable -> the only top-level properties the program reads of it (guest/projection.js). */
+type Projection = Record<string, string[]>
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
 
 export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox> {
@@ -142,16 +144,27 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   let varsGen = 0
   // evaluateOver's base: identical by identity to the previous call's (generation varsGen), it is neither serialized nor sent again.
   let lastBase: Record<string, unknown> | undefined
-  function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
+  // The generation whose variables were last sent whole (so the guest may hold them converted).
+  let sentGen = -1
+  /**
+   * Variables seen for the first time go projected when the program allows it (only the properties it reads,
+   * converted for this call only); seen again, they are sent whole once and converted, then reused.
+   */
+  function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, projection: Projection | undefined, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
-      const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
-      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+      if (sentGen === varsGen) {
+        const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
+        if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+      }
     } else {
       lastVarsJson = vj
       lastBase = undefined
       varsGen++
+      const projected = projection && project(variables, projection)
+      if (projected !== undefined) return guest.callArgs<GuestEval>('evaluateOnce', [id, limit, toJson(projected)], deadlineMs)
     }
+    sentGen = varsGen
     return guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit, vj], deadlineMs)
   }
   function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
@@ -166,6 +179,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       varsGen++
     }
     lastBase = base
+    sentGen = varsGen
     return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
   }
 
@@ -198,6 +212,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
           varsGen++
         }
         lastBase = base
+        sentGen = varsGen
         out = guest.callJson('evaluateMany', `{"gen":${varsGen},"vars":${vj},"steps":[${list}]}`)
       }
     } catch (err) {
@@ -232,7 +247,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       compiled: r.compiled,
       evaluate(variables = {}, opts = {}) {
         if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-        const out = evaluateInGuest(r.id, variables, opts.costLimit ?? resolved.perCallCost, opts.deadlineMs)
+        const out = evaluateInGuest(r.id, variables, opts.costLimit ?? resolved.perCallCost, r.projection, opts.deadlineMs)
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },
@@ -253,6 +268,26 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   }
 
   return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
+}
+
+/**
+ * The variables with each projected one cut down to the properties the program reads (JSON.stringify's view of
+ * them: own enumerable properties of a plain object), or undefined when a projected variable is not a plain
+ * object (then it is sent whole and through the variables cache).
+ */
+function project(variables: Record<string, unknown>, projection: Projection): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = { ...variables }
+  for (const name of Object.keys(projection)) {
+    const v = variables[name]
+    if (v === undefined) continue
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return undefined
+    const proto = Object.getPrototypeOf(v)
+    if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined
+    const picked: Record<string, unknown> = {}
+    for (const p of projection[name]) if (Object.prototype.hasOwnProperty.call(v, p)) picked[p] = (v as Record<string, unknown>)[p]
+    out[name] = picked
+  }
+  return out
 }
 
 /** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */

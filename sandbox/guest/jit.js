@@ -19,6 +19,9 @@ const isBind = (node) =>
 
 const BINARY = new Set(['==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', 'in'])
 const FIXED_BINARY = new Set(['-', '*', '/', '%'])
+const RELATIONAL = new Set(['<', '<=', '>', '>='])
+/** Operand types whose relational overloads in the base library are `(a, b) => a < b` (etc.): CEL type -> typeof. */
+const RELATIONAL_JS = { int: 'bigint', double: 'number', string: 'string' }
 
 const isFatal = (e) => e instanceof CostLimitError || e instanceof InternalError
 
@@ -141,7 +144,7 @@ function typeTest(t, x, n, isRootId) {
   }
   if (t.kind === 'list') return `(${x} !== null && ${x} !== undefined && ${x}.constructor === Array)`
   if (t.kind === 'map') return `(${x} !== null && typeof ${x} === 'object' && ${x}.constructor === Object)`
-  if (t.kind === 'message') return `(${x} !== null && ${x} !== undefined && ${n}.__vc !== undefined && ${x}.constructor === ${n}.__vc)`
+  if (t.kind === 'message' && n) return `(${x} !== null && ${x} !== undefined && ${n}.__vc !== undefined && ${x}.constructor === ${n}.__vc)`
   return undefined
 }
 
@@ -247,7 +250,11 @@ export function compileToJs(root, meter) {
     if (BINARY.has(node.op) && node.handle) {
       const l = emit(node.args[0], scope, inLoop)
       const r = emit(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = ${ranged(node, `${n}.handle(${l}, ${r}, ${n}, ev)`)};`)
+      const js = RELATIONAL_JS[node.args[0].checkedType?.name]
+      if (RELATIONAL.has(node.op) && js && node.args[1].checkedType?.name === node.args[0].checkedType.name) {
+        // the library's own overload for these operand types is JavaScript's operator; other values take the handler
+        lines.push(`const ${out} = typeof ${l} === '${js}' && typeof ${r} === '${js}' ? ${l} ${node.op} ${r} : ${n}.handle(${l}, ${r}, ${n}, ev);`)
+      } else lines.push(`const ${out} = ${ranged(node, `${n}.handle(${l}, ${r}, ${n}, ev)`)};`)
       lines.push(charge(FIXED_BINARY.has(node.op) || scalarOperands(node) ? '1' : `H.callCost(${n}.op, [${l}, ${r}], ${out})`))
       return out
     }
@@ -352,7 +359,8 @@ export function compileToJs(root, meter) {
   /** A macro's comprehension, as the library's loops run it, with the meter's hidden-step costs. */
   function comprehension(node, a, scope, inLoop) {
     const kind = a.kind === 'quantifier' ? (a.init.args === true ? 'all' : a.init.args === false ? 'exists' : 'one') : 'map'
-    const A = `${ref(node)}.__alt.args`
+    const A = local()
+    lines.push(`const ${A} = ${ref(node)}.__alt.args;`)
     const coll = emit(a.iterable, scope, inLoop)
     const out = local()
     const items = local()
@@ -367,12 +375,16 @@ export function compileToJs(root, meter) {
     inner.set('@accu', accu)
     lines.push(`const ${items} = H.items(ev, ${A}, ${coll});`)
     lines.push(`let ${accu} = ${emit(a.init, scope, inLoop)};`)
-    lines.push(`let ${steps} = 0, ${err}, ${out};`)
+    lines.push(`let ${steps} = 0, ${err}, ${out}, ${stepVal};`)
     lines.push(`for (let ${i} = 0; ; ${i}++) {`)
     const fatal = a.errorsAreFatal
     if (fatal) lines.push(`if (${i} >= ${items}.length || (${A}.condition && !${A}.condition(${accu}))) break;`)
     else lines.push(`if (${i} >= ${items}.length) break;`, `if (!${A}.condition(${accu})) break;`)
-    lines.push(`const ${iter} = ${A}.iterCtx.setIterValue(${items}[${i}], ev).iterValue;`)
+    // the library's setIterValue: the type test, else its conversion or error (its stored iterValue is only read by
+    // the interpreter, which never runs inside a compiled loop)
+    const iterTest = typeTest(a.iterCtx?.iterType, iter, undefined, false)
+    if (iterTest) lines.push(`let ${iter} = ${items}[${i}];`, `if (!(${iterTest})) ${iter} = ${A}.iterCtx.setIterValue(${iter}, ev).iterValue;`)
+    else lines.push(`const ${iter} = ${A}.iterCtx.setIterValue(${items}[${i}], ev).iterValue;`)
     const quantStep = kind === 'all' || kind === 'exists'
     if (!fatal) lines.push('try {')
     let stepOut

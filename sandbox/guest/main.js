@@ -19,6 +19,7 @@ import { createValidator } from './validate.js'
 import { compileToJs } from './jit.js'
 import { overrideHandlers } from './overrides.js'
 import { celGoIssue, formatIssue } from './celgo-errors.js'
+import { projectionOf } from './projection.js'
 
 const meter = { cost: 0, limit: Infinity, stack: [], vars: undefined }
 /** Compiled programs read root variables from meter.vars (the plain object runProgram was given). */
@@ -58,9 +59,11 @@ function environmentFor(spec) {
     const inner = decl.schema ? types.typeOf(decl.schema) : decl.type ?? 'dyn'
     const type = decl.optional ? `optional<${inner}>` : inner
     env.registerVariable(name, type)
-    vars[name] = { decl, type }
+    // a schema variable's converter is built once here (the per-call work is then the conversion itself)
+    vars[name] = { decl, type, convert: decl.schema ? types.converterFor(decl.schema) : undefined }
   }
-  e = { env, types, vars, libs }
+  const optionalNames = Object.keys(vars).filter((n) => vars[n].decl.optional)
+  e = { env, types, vars, libs, optionalNames }
   environments.set(key, e)
   return e
 }
@@ -135,7 +138,14 @@ function compile(req) {
   }
   const id = nextId++
   programs.set(id, { parsed, e, compiled: Boolean(jit) })
-  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit) }
+  let projection
+  try {
+    projection = projectionOf(parsed.ast, e)
+  } catch (err) {
+    rethrowIfFatal(err)
+    projection = undefined
+  }
+  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit), projection }
 }
 
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll'])
@@ -170,19 +180,26 @@ function checkConstantRegexes(node) {
 
 function bindVariables(e, vars) {
   const ctx = {}
-  for (const [name, value] of Object.entries(vars ?? {})) {
-    const v = e.vars[name]
-    if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
-    if (v.decl.optional) ctx[name] = value === undefined || value === null ? Optional.none() : Optional.of(convertOne(e, v, value))
-    else ctx[name] = convertOne(e, v, value)
+  if (vars) {
+    const names = Object.keys(vars)
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      const value = vars[name]
+      const v = hasOwn(e.vars, name) ? e.vars[name] : undefined
+      if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
+      if (v.decl.optional) ctx[name] = value === undefined || value === null ? Optional.none() : Optional.of(convertOne(e, v, value))
+      else ctx[name] = convertOne(e, v, value)
+    }
   }
-  for (const [name, v] of Object.entries(e.vars)) if (v.decl.optional && !(name in ctx)) ctx[name] = Optional.none()
+  for (const name of e.optionalNames) if (!(name in ctx)) ctx[name] = Optional.none()
   return ctx
 }
 
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k)
+
 function convertOne(e, v, value) {
   if (e.libs.Authorizer && v.type === 'kubernetes.authorization.Authorizer') return new e.libs.Authorizer(value?.user ?? '')
-  if (v.decl.schema) return e.types.convert(v.decl.schema, value)
+  if (v.convert) return v.convert(value)
   return fromJson(value, v.type)
 }
 
@@ -302,3 +319,5 @@ for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) =
  */
 globalThis.__orch.evaluateArgs = (id, gen, limit, varsJson) =>
   resultJson(evaluate({ id, gen, limit, vars: varsJson === undefined ? undefined : JSON.parse(varsJson) }))
+/** evaluate(id, limit) over `varsJson` for this call only (projected variables: never cached). */
+globalThis.__orch.evaluateOnce = (id, limit, varsJson) => resultJson(evaluate({ id, limit, vars: JSON.parse(varsJson) }))
