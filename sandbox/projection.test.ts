@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSandbox } from './sandbox.js'
+import { createSandbox, projectVariables } from './sandbox.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 
 // Program.evaluate sends a first-seen object projected onto the properties the program reads
@@ -97,4 +97,22 @@ t.test('which properties a program reads', async (t) => {
   t.same(projection('self == oldSelf'), undefined)
   t.same(projection('[1, 2].all(self, self > 0) && oldSelf.max > 0'), { oldSelf: ['max'] })
   t.same(projection('(self.?max).orValue(0) >= 0'), undefined)
+})
+
+t.test('projectVariables keeps what a batch of programs reads together', async (t) => {
+  const sb = await createSandbox()
+  t.teardown(() => sb.dispose())
+  const env = { variables: { object: { type: 'dyn' }, oldObject: { type: 'dyn' }, request: { type: 'map<string, dyn>' }, params: { type: 'dyn' } } }
+  const object = { metadata: { name: 'a', labels: { x: 'y' } }, data: { k: 'v' }, spec: { big: 'x'.repeat(100) } }
+  const base = { object, oldObject: null, request: { uid: 'u', operation: 'CREATE' }, params: { limit: 3 } }
+  const programs = ["object.metadata.name == 'a'", 'has(object.data.k)', "request.operation == 'CREATE'"].map((e) => sb.compile(e, env))
+  t.same(projectVariables(base, programs), { object: { metadata: object.metadata, data: object.data }, request: { operation: 'CREATE' } })
+  for (const p of programs) t.same(p.evaluateOver(projectVariables(base, programs), {}).value, p.evaluateOver(base, {}).value)
+  const wholeToo = [...programs, sb.compile('size(params) > 0 && object != null', env)]
+  t.same(projectVariables(base, wholeToo), { object, request: { operation: 'CREATE' }, params: base.params })
+  // an object that is not a plain object stays as it is; a dyn variable's field is the property of that name
+  t.same(projectVariables({ ...base, object: [1] }, programs).object, [1])
+  const tagged = { '@cel': { t: 'map', v: [[{ t: 'string', v: 'metadata' }, { t: 'int', v: '1' }]] } }
+  t.same(projectVariables({ ...base, object: tagged }, programs).object, tagged)
+  t.equal(sb.compile("object.metadata.name == 'a'", env).reads?.projection?.object?.[0], 'metadata')
 })

@@ -138,14 +138,14 @@ function compile(req) {
   }
   const id = nextId++
   programs.set(id, { parsed, e, compiled: Boolean(jit) })
-  let projection
+  let reads
   try {
-    projection = projectionOf(parsed.ast, e)
+    reads = projectionOf(parsed.ast, e)
   } catch (err) {
     rethrowIfFatal(err)
-    projection = undefined
+    reads = undefined
   }
-  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit), projection }
+  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit), projection: reads?.projection, reads }
 }
 
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll'])

@@ -8,8 +8,9 @@
 // variable of the same name, or a field the schema does not map back to a property sends the variable whole.
 
 /**
- * `{ variable: [property, ...] }` for the variables of environment `e` that `ast` reads only through field
- * selections, or undefined when there is none.
+ * How `ast` reads the variables of environment `e`: `projection`, `{ variable: [property, ...] }` for those it reads
+ * only through field selections (undefined when none), and `whole`, the declared variables it reads otherwise.
+ * A declared variable in neither is not read at all.
  */
 export function projectionOf(ast, e) {
   const fields = new Map() // variable -> Set of CEL field names
@@ -52,20 +53,31 @@ export function projectionOf(ast, e) {
     }
   }
   visit(ast)
-  let out
+  const declared = (name) => Object.prototype.hasOwnProperty.call(e.vars, name)
+  let projection
   for (const [name, set] of fields) {
-    const v = Object.prototype.hasOwnProperty.call(e.vars, name) ? e.vars[name] : undefined
-    if (whole.has(name) || !v || v.decl.optional || !v.decl.schema) continue
-    const names = e.types.fieldNames(v.decl.schema)
-    if (!names) continue
-    const props = []
-    for (const f of set) {
-      const p = names.get(f)
-      if (p === undefined) break
-      props.push(p)
-    }
-    if (props.length !== set.size) continue
-    ;(out ??= {})[name] = props
+    if (whole.has(name) || !declared(name)) continue
+    const props = propertiesOf(e, e.vars[name], set)
+    if (props) (projection ??= {})[name] = props
+    else whole.add(name)
   }
-  return out
+  return { projection, whole: [...whole].filter(declared) }
+}
+
+/** The JSON properties holding CEL fields `set` of variable `v`, or undefined when they cannot be named. */
+function propertiesOf(e, v, set) {
+  if (v.decl.optional) return undefined
+  if (!v.decl.schema) {
+    // dyn and string-keyed maps: a field selection reads the property of the same name
+    return v.type === 'dyn' || /^map<string,/.test(v.type) ? [...set] : undefined
+  }
+  const names = e.types.fieldNames(v.decl.schema)
+  if (!names) return undefined
+  const props = []
+  for (const f of set) {
+    const p = names.get(f)
+    if (p === undefined) return undefined
+    props.push(p)
+  }
+  return props
 }
