@@ -9,6 +9,7 @@ import { Optional } from 'cel-lib/optional.js'
 import { Environment } from 'cel-lib/evaluator.js'
 import { installMeter, installCheckerHook, beginRoot, finishRoot, CostLimitError } from './cost.js'
 import { TypeChecker } from 'cel-lib/type-checker.js'
+import { RootContext } from 'cel-lib/registry.js'
 import { registerKubernetesLibraries, deepEqual } from './k8s-lib.js'
 import { createSchemaTypes } from './schema.js'
 import { encode, fromJson } from './values.js'
@@ -134,10 +135,12 @@ function compile(req) {
       rethrowIfFatal(err)
       jit = undefined
     }
-    if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => jit(ev, ctx, meter.vars ?? NO_VARS)
   }
   const id = nextId++
-  programs.set(id, { parsed, e, compiled: Boolean(jit) })
+  const program = { parsed, e, compiled: Boolean(jit), jit, ev: undefined }
+  // the library's evaluator is reachable only through its call of the root node; kept for direct calls (runProgram)
+  if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => ((program.ev ??= ev), jit(ev, ctx, meter.vars ?? NO_VARS))
+  programs.set(id, program)
   let reads
   try {
     reads = projectionOf(parsed.ast, e)
@@ -211,7 +214,9 @@ export function runProgram(p, ctx, limit) {
   meter.vars = ctx
   try {
     if (p.compiled) {
-      const value = p.parsed(ctx)
+      // what the library's program call does for a checked AST (a RootContext over ctx, the root's evaluation),
+      // without its two wrapper calls once the evaluator is known
+      const value = p.ev !== undefined ? p.jit(p.ev, new RootContext(p.ev.registry, ctx), ctx) : p.parsed(ctx)
       return { ok: true, value, cost: meter.cost }
     }
     beginRoot(p.parsed.ast)
