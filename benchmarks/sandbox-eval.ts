@@ -70,8 +70,9 @@ const sb = await createSandbox({ deadlineMs: 5000 })
 const sandboxed: Record<string, ReturnType<typeof stats>> = {}
 const sandboxedFresh: Record<string, ReturnType<typeof stats>> = {}
 const interpreted: Record<string, ReturnType<typeof stats>> = {}
-const self2 = { ...self, maxReplicas: 6 }
-const oldSelf2 = { ...oldSelf, maxReplicas: 6 }
+// the second object differs in every field a rule reads (a projection of it is never the first one's)
+const self2 = { replicas: 2, maxReplicas: 6, name: 'xweb-backend', items: [...self.items].reverse(), ports: self.ports.map((p) => ({ ...p, port: p.port + 1 })) }
+const oldSelf2 = { ...self2, replicas: 1 }
 for (const [name, rule] of Object.entries(rules)) {
   const env = { variables: { self: { schema }, ...(rule.includes('oldSelf') ? { oldSelf: { schema } } : {}) } }
   const p = sb.compile(rule, env)

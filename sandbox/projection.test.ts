@@ -2,8 +2,9 @@ import t from 'tap'
 import { createSandbox, projectVariables } from './sandbox.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 
-// Program.evaluate sends a first-seen object projected onto the properties the program reads
-// (guest/projection.js); evaluateOver never projects. Both must give the same value, error and cost.
+// Program.evaluate sends an object projected onto the properties the program reads (guest/projection.js), kept
+// converted in the guest while the projection's JSON stays the same; evaluateOver never projects. Both must give
+// the same value, error and cost.
 
 const schema: StructuralSchema = {
   type: 'object',
@@ -58,7 +59,7 @@ t.test('projected and whole evaluations agree on value, error and cost', async (
       for (const oldSelf of objects) {
         const vars = { self, oldSelf }
         const whole = outcome(() => p.evaluateOver(vars, {}))
-        // first sight (projected), second sight (sent whole, converted), third (cached)
+        // first sight (sent and kept), then twice from what the guest kept
         for (let i = 0; i < 3; i++) t.same(outcome(() => p.evaluate({ self: { ...self }, oldSelf })), whole, `${expr} on ${JSON.stringify(vars)} (${i})`)
       }
     }
@@ -76,6 +77,9 @@ t.test('a mutated object is evaluated afresh after projected and cached calls', 
   self.replicas = 9
   t.equal(p.evaluate({ self }).value, false)
   t.equal(p.evaluate({ self }).value, false)
+  // a property the program does not read may change without the program seeing anything new
+  t.equal(p.evaluate({ self: { ...self, other: 'x' } }).value, false)
+  t.equal(p.evaluate({ self: { ...self, max: 10 } }).value, true)
 })
 
 t.test('an undeclared variable is still an input error when the declared one is projected', async (t) => {

@@ -133,6 +133,8 @@ interface GuestError {
   issues?: string
 }
 type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean; projection?: Projection; reads?: VariableReads } | GuestError
+/** Projected variables up to this many characters of JSON stay converted in the guest (guest/main.js, same value). */
+const PROJECTED_CACHE_CHARS = 4096
 /** Variable -> the only top-level properties the program reads of it (guest/projection.js). */
 type Projection = Record<string, string[]>
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
@@ -155,28 +157,33 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   let varsGen = 0
   // evaluateOver's base: identical by identity to the previous call's (generation varsGen), it is neither serialized nor sent again.
   let lastBase: Record<string, unknown> | undefined
-  // The generation whose variables were last sent whole (so the guest may hold them converted).
-  let sentGen = -1
-  /**
-   * Variables seen for the first time go projected when the program allows it (only the properties it reads,
-   * converted for this call only); seen again, they are sent whole once and converted, then reused.
-   */
-  function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, projection: Projection | undefined, deadlineMs?: number): GuestEval {
+  function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
-      if (sentGen === varsGen) {
-        const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
-        if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
-      }
+      const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
     } else {
       lastVarsJson = vj
       lastBase = undefined
       varsGen++
-      const projected = projection && project(variables, projection)
-      if (projected !== undefined) return guest.callArgs<GuestEval>('evaluateOnce', [id, limit, toJson(projected)], deadlineMs)
     }
-    sentGen = varsGen
     return guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit, vj], deadlineMs)
+  }
+  /**
+   * A program that reads its object variables only through field selections gets only those properties (guest
+   * evaluateProjected); the guest keeps them converted with the program, so the same projected JSON is not sent
+   * again. Detection is by that JSON: unread properties may change freely, read ones are always seen.
+   */
+  function evaluateProjectedInGuest(id: number, projected: Record<string, unknown>, limit: number, lastJson: string | undefined, deadlineMs?: number): { out: GuestEval; json: string | undefined } {
+    const pj = toJson(projected)
+    if (pj === lastJson) {
+      const out = guest.callArgs<GuestEval>('evaluateProjected', [id, limit], deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return { out, json: pj }
+    }
+    const out = guest.callArgs<GuestEval>('evaluateProjected', [id, limit, pj], deadlineMs)
+    // the guest keeps them when they were bound (the evaluation itself may have failed) and are small enough
+    const kept = (out.ok || out.code.startsWith('CEL_')) && pj.length <= PROJECTED_CACHE_CHARS
+    return { out, json: kept ? pj : undefined }
   }
   function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const ej = toJson(extra)
@@ -190,7 +197,6 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       varsGen++
     }
     lastBase = base
-    sentGen = varsGen
     return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
   }
 
@@ -223,7 +229,6 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
           varsGen++
         }
         lastBase = base
-        sentGen = varsGen
         out = guest.callJson('evaluateMany', `{"gen":${varsGen},"vars":${vj},"steps":[${list}]}`)
       }
     } catch (err) {
@@ -251,6 +256,8 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       throw new SandboxError('CEL_ERR_COST_ESTIMATE', `estimated cost ${r.estimate.max} exceeds the limit of ${options.maxEstimatedCost}`)
     }
     let released = false
+    // the JSON of the projected variables the guest keeps converted for this program (see evaluateProjectedInGuest)
+    let lastProjectedJson: string | undefined
     const program: Program = {
       expression,
       type: r.type,
@@ -259,7 +266,11 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       reads: r.reads,
       evaluate(variables = {}, opts = {}) {
         if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-        const out = evaluateInGuest(r.id, variables, opts.costLimit ?? resolved.perCallCost, r.projection, opts.deadlineMs)
+        const limit = opts.costLimit ?? resolved.perCallCost
+        const projected = r.projection && project(variables, r.projection)
+        let out: GuestEval
+        if (projected !== undefined) ({ out, json: lastProjectedJson } = evaluateProjectedInGuest(r.id, projected, limit, lastProjectedJson, opts.deadlineMs))
+        else out = evaluateInGuest(r.id, variables, limit, opts.deadlineMs)
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },

@@ -324,5 +324,30 @@ for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) =
  */
 globalThis.__orch.evaluateArgs = (id, gen, limit, varsJson) =>
   resultJson(evaluate({ id, gen, limit, vars: varsJson === undefined ? undefined : JSON.parse(varsJson) }))
-/** evaluate(id, limit) over `varsJson` for this call only (projected variables: never cached). */
-globalThis.__orch.evaluateOnce = (id, limit, varsJson) => resultJson(evaluate({ id, limit, vars: JSON.parse(varsJson) }))
+/**
+ * evaluateProjected(id, limit, varsJson?): the program over its projected variables (only what it reads), which it
+ * keeps converted while they are small; without `varsJson`, over the ones it kept (the host saw the same JSON).
+ */
+globalThis.__orch.evaluateProjected = (id, limit, varsJson) => resultJson(evaluateProjected(id, limit, varsJson))
+
+/** Projected variables up to this many characters of JSON stay converted with their program (one set each). */
+const PROJECTED_CACHE_CHARS = 4096
+
+function evaluateProjected(id, limit, varsJson) {
+  const p = programs.get(id)
+  if (!p) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${id}` }
+  if (varsJson === undefined) {
+    if (!p.projectedCtx) return { ok: false, code: 'SANDBOX_RETRY_WITH_VARS', message: 'variables not cached' }
+    return runWithExtra(p, p.projectedCtx, undefined, limit)
+  }
+  p.projectedCtx = undefined
+  let ctx
+  try {
+    ctx = bindVariables(p.e, JSON.parse(varsJson))
+  } catch (err) {
+    rethrowIfFatal(err)
+    return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+  }
+  if (varsJson.length <= PROJECTED_CACHE_CHARS) p.projectedCtx = ctx
+  return runWithExtra(p, ctx, undefined, limit)
+}
