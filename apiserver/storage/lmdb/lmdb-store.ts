@@ -1,9 +1,9 @@
 // The Store on LMDB: composes the layout, the group commit, history reads, the watch hub and compaction.
 //
-// Visibility: lmdb makes a commit visible before it is flushed (overlappingSync), so a read can see a
-// write whose acknowledgement still waits for the flush; every read reports the revision of the
-// snapshot it read, so a watch from that revision continues exactly after it. Only an OS crash or
-// power loss in that window can take back such a write; a process crash (kill -9) cannot.
+// Visibility: the commit queue's writes become visible when their commit returns, durable (see commit-queue.ts);
+// compaction's transactions are flushed later by lmdb (overlappingSync), and losing one of those to an OS crash
+// only leaves history to compact again. Every read reports the revision of the snapshot it read, so a watch from
+// that revision continues exactly after it.
 //
 // Decisions the contract leaves open: a watch from a revision not reached yet waits for it (as etcd);
 // a watch or read from before `compactedRevision()` fails with Compacted, revision 0 included (callers
@@ -73,8 +73,7 @@ export class LmdbStore implements Store {
       now: opts.now,
       logger: opts.logger,
       space: this.guard,
-      publish: (events, revision) => this.hub.publish(events, revision),
-      onFatal: (err) => this.hub.closeAll(err)
+      publish: (events, revision) => this.hub.publish(events, revision)
     }, rev)
   }
 
