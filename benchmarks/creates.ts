@@ -4,7 +4,8 @@
 // and then etcd's, each load generator in its own process; p50/p99 latency and creates/s.
 // Run: npx tsx benchmarks/creates.ts   (CLIENTS=1,64, COUNT=2000 creates per run, WARMUP=500, OBJECT_BYTES=1024,
 // ROUNDS=3, ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it,
-// e.g. --cpu-prof; ETCD=0 leaves etcd out). Prints one JSON line and writes benchmarks/results/creates.json
+// e.g. --cpu-prof; BASE_ROOT: another tree measured the same way in every round, as "base", for before/after
+// figures from one run; ETCD=0 leaves etcd out). Prints one JSON line and writes benchmarks/results/creates.json
 // (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -26,6 +27,7 @@ const ETCD = process.env.ETCD !== '0'
 const here = dirname(fileURLToPath(import.meta.url))
 const root = join(here, '..')
 const orchRoot = process.env.ORCH_ROOT ?? root
+const baseRoot = process.env.BASE_ROOT
 const PATH = '/api/v1/namespaces/default/configmaps'
 
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
@@ -67,10 +69,10 @@ async function httpsGet (creds: Creds, path: string): Promise<string> {
 }
 
 /** Starts `orch apiserver` on a fresh store; returns its credentials and a stop. */
-async function startOrch (): Promise<{ creds: Creds, stop: () => Promise<void> }> {
+async function startOrch (tree: string): Promise<{ creds: Creds, stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-creates-'))
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '')
-  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
+  const server = spawn(process.execPath, [...nodeArgs, join(tree, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
     { stdio: ['ignore', 'ignore', 'inherit'] })
   const kc = join(dataDir, 'kubeconfig')
   const deadline = Date.now() + 60_000
@@ -96,32 +98,44 @@ function summary (runs: LoadResult[]): Record<string, number> {
   }
 }
 
+type Runs = Record<string, { orch: LoadResult[], base: LoadResult[], etcd: LoadResult[] }>
+
+/** One round's orch runs on a fresh store of `tree`, each client count in turn; etcd after each when `etcd` is given. */
+async function orchRound (tree: string, label: 'orch' | 'base', r: number, runs: Runs, etcd: TestEtcdCluster | undefined): Promise<number> {
+  let storedBytes = 0
+  const orch = await startOrch(tree)
+  try {
+    for (const clients of CLIENTS) {
+      const o = await load('orch-load.ts', { URL: orch.creds.url, CERT: orch.creds.cert, KEY: orch.creds.key, CLIENTS: String(clients), OBJECT_BYTES: String(OBJECT_BYTES), PREFIX: `c${clients}` })
+      runs[clients]![label].push(o)
+      console.error(`round ${r + 1} ${clients} clients ${label} ${JSON.stringify(o)}`)
+      // etcd Puts the bytes orch stores for one of these creates (its metadata included).
+      const value = await httpsGet(orch.creds, `${PATH}/c${clients}-0`)
+      storedBytes = value.length
+      if (etcd === undefined) continue
+      const e = await load('etcd-load.ts', { ENDPOINTS: etcd.endpoints.join(','), VALUE: value, CLIENTS: String(clients), PREFIX: `/r${r}c${clients}` })
+      runs[clients]!.etcd.push(e)
+      console.error(`round ${r + 1} ${clients} clients etcd ${JSON.stringify(e)}`)
+    }
+  } finally { await orch.stop() }
+  return storedBytes
+}
+
 async function main (etcd: TestEtcdCluster | undefined): Promise<void> {
-  const runs: Record<string, { orch: LoadResult[], etcd: LoadResult[] }> = Object.fromEntries(CLIENTS.map(c => [c, { orch: [], etcd: [] }]))
+  const runs: Runs = Object.fromEntries(CLIENTS.map(c => [c, { orch: [], base: [], etcd: [] }]))
   let storedBytes = 0
   for (let r = 0; r < ROUNDS; r++) {
-    const orch = await startOrch()
-    try {
-      for (const clients of CLIENTS) {
-        const o = await load('orch-load.ts', { URL: orch.creds.url, CERT: orch.creds.cert, KEY: orch.creds.key, CLIENTS: String(clients), OBJECT_BYTES: String(OBJECT_BYTES), PREFIX: `c${clients}` })
-        runs[clients]!.orch.push(o)
-        console.error(`round ${r + 1} ${clients} clients orch ${JSON.stringify(o)}`)
-        // etcd Puts the bytes orch stores for one of these creates (its metadata included).
-        const value = await httpsGet(orch.creds, `${PATH}/c${clients}-0`)
-        storedBytes = value.length
-        if (etcd === undefined) continue
-        const e = await load('etcd-load.ts', { ENDPOINTS: etcd.endpoints.join(','), VALUE: value, CLIENTS: String(clients), PREFIX: `/r${r}c${clients}` })
-        runs[clients]!.etcd.push(e)
-        console.error(`round ${r + 1} ${clients} clients etcd ${JSON.stringify(e)}`)
-      }
-    } finally { await orch.stop() }
+    storedBytes = await orchRound(orchRoot, 'orch', r, runs, etcd)
+    if (baseRoot !== undefined) await orchRound(baseRoot, 'base', r, runs, undefined)
   }
   const byClients = Object.fromEntries(CLIENTS.map(c => {
     const o = summary(runs[c]!.orch)
-    if (etcd === undefined) return [c, { orch: o }]
+    const base = baseRoot === undefined ? {} : { base: summary(runs[c]!.base) }
+    if (etcd === undefined) return [c, { orch: o, ...base }]
     const e = summary(runs[c]!.etcd)
     return [c, {
       orch: o,
+      ...base,
       etcd: e,
       // orch / etcd: creates/s (above 1: orch faster) and p50 latency (below 1: orch faster), of the median runs.
       throughputRatio: Number((o.perSecondMedian! / e.perSecondMedian!).toFixed(2)),
@@ -131,6 +145,7 @@ async function main (etcd: TestEtcdCluster | undefined): Promise<void> {
   const result = {
     benchmark: 'creates',
     orchRoot: orchRoot === root ? 'this tree' : orchRoot,
+    ...(baseRoot === undefined ? {} : { baseRoot }),
     count: COUNT, warmup: WARMUP, objectBytes: OBJECT_BYTES, storedBytes, rounds: ROUNDS,
     byClients,
     runs,

@@ -1,16 +1,13 @@
-// Group commit: queued writes are applied in queue order, a whole batch in one durable LMDB transaction, and
-// acknowledged (and published to watchers) as soon as its commit returns.
+// Group commit: queued writes are applied in queue order, a whole batch in one LMDB transaction, and
+// acknowledged (and published to watchers) only once the batch is durable.
 //
-// The batch commits synchronously on this thread (lmdb's transactionSync: pages written and fdatasync'd, then the
-// meta page written with O_DSYNC), so a write's acknowledgement needs no hand-off to lmdb's write thread and back
-// (a wake-up each way, and the main thread blocked on the writer's lock during its flush anyway). Writes are gathered
-// for one turn of the event loop (setImmediate: every request parsed in that turn joins the batch) and then
-// committed together; writes that arrive while a batch commits form the next one.
+// One transaction is in flight at a time; the batch is taken from the queue inside the transaction
+// callback, so every write queued until the write lock is granted joins it. While batch N is being
+// flushed to disk (lmdb's overlappingSync), batch N+1 already commits; acknowledgements follow in order.
 //
 // Space: each batch asks the space guard to measure if due, and every write other than a delete to be admitted (refused
 // ones fail with NoSpace and take no revision). A batch whose commit fails for want of space anyway (the disk
-// filled from elsewhere) fails its writes with NoSpace and is retried once with its deletes alone. A failed commit
-// (a failed fsync included) is rolled back whole: nothing of it is visible, nothing acknowledged.
+// filled from elsewhere) fails its writes with NoSpace and is retried once with its deletes alone.
 import { StorageError, type Encoder, type KeyValue, type Revision, type WatchEvent } from '../store.js'
 import { DEL, PUT, decodeLive, encodeLive, encodeLog, encodeNumber, type Layout } from './layout.js'
 import type { StoreLogger } from './options.js'
@@ -39,8 +36,15 @@ export interface CommitQueueDeps {
   logger: StoreLogger
   /** Admits the writes other than deletes while space lasts. */
   space: SpaceGuard
+  /** Called at the start of every batch transaction, before its writes (the data file written ahead, file-headroom.ts). */
+  beforeWrites?: () => void
   /** Called once per durable batch with changes, in revision order, before its writers' promises settle. */
   publish: (events: WatchEvent[], revision: Revision) => void
+  /**
+   * Called once if a flush fails: the batch is committed (visible) but not known durable and was never
+   * published, so watchers would miss it. The store ends every watch; the queue refuses all later writes.
+   */
+  onFatal?: (err: StorageError) => void
 }
 
 /** Most writes per transaction. */
@@ -52,19 +56,25 @@ const TYPE_DEL = Buffer.from([DEL])
 export class CommitQueue {
   private queue: WriteOp[] = []
   private running: Promise<void> | undefined
+  private acks: Promise<void> = Promise.resolve()
   private lastRev: Revision
   private closed = false
+  private broken: string | undefined
 
   constructor (private readonly deps: CommitQueueDeps, committedRevision: Revision) {
     this.lastRev = committedRevision
   }
 
-  /** The newest committed (durable and visible) revision. */
+  /** The newest committed (visible) revision; its acknowledgement may still wait for the flush. */
   committedRevision (): Revision {
     return this.lastRev
   }
 
   submit (op: WriteOp): void {
+    if (this.broken !== undefined) {
+      op.reject(new StorageError('Internal', `the store failed to flush and refuses writes until it is reopened: ${this.broken}`, op.key))
+      return
+    }
     if (this.closed) {
       op.reject(new StorageError('StoreClosed', 'store is closed', op.key))
       return
@@ -73,13 +83,10 @@ export class CommitQueue {
     this.kick()
   }
 
-  /**
-   * Starts the commit loop, after this turn's I/O, unless it is scheduled or runs; a write queued as the loop was
-   * ending (its writers' continuations run first) starts it again.
-   */
+  /** Starts the commit loop unless it runs; a write queued as the loop was ending (its writers' continuations run first) starts it again. */
   private kick (): void {
     if (this.running !== undefined) return
-    this.running = new Promise<void>(resolve => setImmediate(resolve)).then(async () => await this.run()).finally(() => {
+    this.running = this.run().finally(() => {
       this.running = undefined
       if (this.queue.length > 0) this.kick()
     })
@@ -89,6 +96,7 @@ export class CommitQueue {
   async close (): Promise<void> {
     this.closed = true
     while (this.running !== undefined) await this.running
+    await this.acks
   }
 
   private async run (): Promise<void> {
@@ -97,8 +105,9 @@ export class CommitQueue {
       let ops: WriteOp[] = []
       let batch: Batch | undefined
       try {
-        // abortable and durable on return: if anything throws (the commit's own fsync included), nothing of it stays
-        root.transactionSync(() => {
+        // a child transaction: if anything throws, the batch is rolled back whole
+        await root.childTransaction(() => {
+          this.deps.beforeWrites?.()
           ops = this.take()
           this.deps.space.beginBatch()
           batch = this.apply(ops)
@@ -111,10 +120,13 @@ export class CommitQueue {
         continue
       }
       this.deps.space.endBatch()
-      this.lastRev = batch.lastRev
-      this.settle(batch)
-      // writes made by the settled writers' continuations, and requests that arrived meanwhile, form the next batch
-      if (this.queue.length > 0) await new Promise<void>(resolve => setImmediate(resolve))
+      const done: Batch = batch
+      this.lastRev = done.lastRev
+      // taken before the next batch is queued, so it covers exactly the writes committed so far
+      const flushed = new Promise<void>((resolve, reject) => { root.flushed.then(() => resolve(), reject) })
+      this.acks = this.acks
+        .then(() => flushed.then(() => this.settle(done), err => this.failFlush(done, err)))
+        .catch(err => this.deps.logger.error({ err }, 'settling writes failed'))
     }
   }
 
@@ -209,6 +221,14 @@ export class CommitQueue {
     })
   }
 
+  private failFlush (batch: Batch, err: unknown): void {
+    this.deps.logger.error({ err, writes: batch.ops.length }, 'storage flush failed')
+    for (const op of batch.ops) op.reject(new StorageError('Internal', `flush failed: ${String(err)}`, op.key))
+    if (this.broken === undefined) {
+      this.broken = String(err)
+      this.deps.onFatal?.(new StorageError('Internal', `storage flush failed: ${String(err)}`))
+    }
+  }
 }
 
 function refusal (op: WriteOp, prev: KeyValue | undefined): StorageError | undefined {

@@ -31,8 +31,8 @@ export interface Layout {
 }
 
 export function openLayout (path: string): Layout {
-  // overlappingSync (lmdb's default on Linux) applies to the asynchronous transactions (compaction's): visible first,
-  // durable a little later. The commit queue's transactionSync commits are durable when they return.
+  // overlappingSync (lmdb's default on Linux): a commit becomes visible first and durable a little later;
+  // the commit queue acknowledges writes only once `root.flushed` says they are durable.
   // eventTurnBatching off: every write here is a transaction callback, and lmdb's event-turn batch would add a
   // commit promise of its own that nothing awaits, whose rejection when a commit fails (a full disk) is unhandled.
   const root = open({ path, encoding: 'binary', eventTurnBatching: false }) as RootDatabase

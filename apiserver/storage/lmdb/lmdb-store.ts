@@ -1,9 +1,9 @@
 // The Store on LMDB: composes the layout, the group commit, history reads, the watch hub and compaction.
 //
-// Visibility: the commit queue's writes become visible when their commit returns, durable (see commit-queue.ts);
-// compaction's transactions are flushed later by lmdb (overlappingSync), and losing one of those to an OS crash
-// only leaves history to compact again. Every read reports the revision of the snapshot it read, so a watch from
-// that revision continues exactly after it.
+// Visibility: lmdb makes a commit visible before it is flushed (overlappingSync), so a read can see a
+// write whose acknowledgement still waits for the flush; every read reports the revision of the
+// snapshot it read, so a watch from that revision continues exactly after it. Only an OS crash or
+// power loss in that window can take back such a write; a process crash (kill -9) cannot.
 //
 // Decisions the contract leaves open: a watch from a revision not reached yet waits for it (as etcd);
 // a watch or read from before `compactedRevision()` fails with Compacted, revision 0 included (callers
@@ -14,6 +14,7 @@
 // only deletes commit, compaction sets retention aside, and the space is measured every few seconds so writes
 // resume by themselves once deletes and compaction (or anything else) have freed enough.
 import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import {
   StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store,
   type WatchCallbacks, type WatchHandle
@@ -24,8 +25,13 @@ import { HistoryReader, type ReadTxn } from './history.js'
 import { checkKey, fitsKey, openLayout, readMetaNumber, type Layout } from './layout.js'
 import type { ResolvedOptions } from './options.js'
 import { SpaceGuard } from './space-guard.js'
-import { measureLmdb } from './space-probe.js'
+import { measureLmdb, usedBytes } from './space-probe.js'
+import { FileHeadroom } from './file-headroom.js'
 import { WatchHub } from './watch-hub.js'
+
+/** The data file is written this far ahead of its pages in use, again once less than HEADROOM_LOW_BYTES is left. */
+const HEADROOM_CHUNK_BYTES = 8 * 1024 * 1024
+const HEADROOM_LOW_BYTES = 2 * 1024 * 1024
 
 export class LmdbStore implements Store {
   private readonly reader: HistoryReader
@@ -68,12 +74,15 @@ export class LmdbStore implements Store {
       compactedRevision: () => this.compactor.compactedRevision(),
       readEvents: (prefix, after, upTo) => this.readEvents(prefix, after, upTo)
     }, rev)
+    const headroom = new FileHeadroom({ file: join(opts.path, 'data.mdb'), chunkBytes: HEADROOM_CHUNK_BYTES, lowBytes: HEADROOM_LOW_BYTES, logger: opts.logger })
     this.queue = new CommitQueue({
       layout,
       now: opts.now,
       logger: opts.logger,
       space: this.guard,
-      publish: (events, revision) => this.hub.publish(events, revision)
+      beforeWrites: () => { headroom.ensure(usedBytes(layout)) },
+      publish: (events, revision) => this.hub.publish(events, revision),
+      onFatal: (err) => this.hub.closeAll(err)
     }, rev)
   }
 

@@ -91,7 +91,7 @@ t.test('the quota: writes stop at the bytes in use it allows, deletes and compac
 function failingLayout (failures: { left: number }): Layout {
   const db = { get: () => undefined, putSync () {}, removeSync () {} }
   const root = {
-    transactionSync (cb: () => void): void {
+    async childTransaction (cb: () => void): Promise<void> {
       cb()
       if (failures.left-- > 0) {
         const cause = Object.assign(new Error('Input/output error'), { code: 5 })
@@ -99,7 +99,8 @@ function failingLayout (failures: { left: number }): Layout {
         // lmdb rejects its commitError promise right after the transaction's own error: nothing handles it but us
         throw Object.assign(new Error('Commit failed (see commitError for details)'), { commitError })
       }
-    }
+    },
+    flushed: Promise.resolve()
   }
   return { root, live: db, log: db, hist: db, meta: db } as unknown as Layout
 }
@@ -148,9 +149,9 @@ t.test('a batch whose commit fails for want of space: its writes fail with NoSpa
 
 t.test('a commit that fails for another reason fails its batch with Internal and the queue goes on', async t => {
   const layout = failingLayout({ left: 1 })
-  ;(layout.root as unknown as { transactionSync: (cb: () => void) => void }).transactionSync = (() => {
+  ;(layout.root as unknown as { childTransaction: (cb: () => void) => Promise<void> }).childTransaction = (() => {
     let first = true
-    return (cb: () => void) => {
+    return async (cb: () => void) => {
       cb()
       if (first) { first = false; throw new Error('MDB_CORRUPTED: something else') }
     }
