@@ -36,8 +36,6 @@ export interface CommitQueueDeps {
   logger: StoreLogger
   /** Admits the writes other than deletes while space lasts. */
   space: SpaceGuard
-  /** Called at the start of every batch transaction, before its writes (the data file written ahead, file-headroom.ts). */
-  beforeWrites?: () => void
   /** Called once per durable batch with changes, in revision order, before its writers' promises settle. */
   publish: (events: WatchEvent[], revision: Revision) => void
   /**
@@ -107,7 +105,6 @@ export class CommitQueue {
       try {
         // a child transaction: if anything throws, the batch is rolled back whole
         await root.childTransaction(() => {
-          this.deps.beforeWrites?.()
           ops = this.take()
           this.deps.space.beginBatch()
           batch = this.apply(ops)

@@ -14,7 +14,6 @@
 // only deletes commit, compaction sets retention aside, and the space is measured every few seconds so writes
 // resume by themselves once deletes and compaction (or anything else) have freed enough.
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import {
   StorageError, type Encoder, type KeyValue, type ListOptions, type ListResult, type Revision, type SpaceStatus, type Store,
   type WatchCallbacks, type WatchHandle
@@ -25,13 +24,8 @@ import { HistoryReader, type ReadTxn } from './history.js'
 import { checkKey, fitsKey, openLayout, readMetaNumber, type Layout } from './layout.js'
 import type { ResolvedOptions } from './options.js'
 import { SpaceGuard } from './space-guard.js'
-import { measureLmdb, usedBytes } from './space-probe.js'
-import { FileHeadroom } from './file-headroom.js'
+import { measureLmdb } from './space-probe.js'
 import { WatchHub } from './watch-hub.js'
-
-/** The data file is written this far ahead of its pages in use, again once less than HEADROOM_LOW_BYTES is left. */
-const HEADROOM_CHUNK_BYTES = 8 * 1024 * 1024
-const HEADROOM_LOW_BYTES = 2 * 1024 * 1024
 
 export class LmdbStore implements Store {
   private readonly reader: HistoryReader
@@ -74,13 +68,11 @@ export class LmdbStore implements Store {
       compactedRevision: () => this.compactor.compactedRevision(),
       readEvents: (prefix, after, upTo) => this.readEvents(prefix, after, upTo)
     }, rev)
-    const headroom = new FileHeadroom({ file: join(opts.path, 'data.mdb'), chunkBytes: HEADROOM_CHUNK_BYTES, lowBytes: HEADROOM_LOW_BYTES, logger: opts.logger })
     this.queue = new CommitQueue({
       layout,
       now: opts.now,
       logger: opts.logger,
       space: this.guard,
-      beforeWrites: () => { headroom.ensure(usedBytes(layout)) },
       publish: (events, revision) => this.hub.publish(events, revision),
       onFatal: (err) => this.hub.closeAll(err)
     }, rev)

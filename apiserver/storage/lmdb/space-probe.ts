@@ -6,7 +6,7 @@ import type { Layout } from './layout.js'
 import type { SpaceUsage } from './space-guard.js'
 
 interface DbStat { pageSize: number, treeBranchPageCount: number, treeLeafPageCount: number, overflowPages: number }
-interface EnvStat extends DbStat { free: DbStat, lastPageNumber?: number }
+interface EnvStat extends DbStat { free: DbStat }
 
 const pages = (s: DbStat): number => s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages
 
@@ -22,20 +22,10 @@ export function measureLmdb (layout: Layout, path: string): SpaceUsage {
   const lock = statSync(join(path, 'lock.mdb'), { throwIfNoEntry: false })
   const fs = statfsSync(path)
   return {
-    // up to LMDB's last page: the zeros written ahead of it (file-headroom.ts) are not counted as room to write
-    storeBytes: Math.min(data.size, pagesEnd(env)) + (lock?.size ?? 0),
+    storeBytes: data.size + (lock?.size ?? 0),
     inUseBytes: inUse * env.pageSize,
     freeBytes: fs.bavail * fs.bsize
   }
-}
-
-/** Bytes of the data file up to LMDB's last page (as of the last commit; free pages below it included). */
-export function usedBytes (layout: Layout): number {
-  return pagesEnd(layout.root.getStats() as EnvStat)
-}
-
-function pagesEnd (env: EnvStat): number {
-  return env.lastPageNumber === undefined ? Number.MAX_SAFE_INTEGER : (env.lastPageNumber + 1) * env.pageSize
 }
 
 /** errno values (and LMDB's MDB_MAP_FULL) that mean "no space" outright. */
