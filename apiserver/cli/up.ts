@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
 import { createApiServer, type ApiServer, type ApiServerOptions } from '../server.js'
 import { createRegistry } from '../registry/registry.js'
+import { selectorIndexer } from '../registry/selector-index.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
 import { openEtcdBackend } from './etcd-backend.js'
 import { electedWorkloads } from './elected-workloads.js'
@@ -183,7 +184,8 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
     path: join(o.dataDir, 'store'),
     logger,
     quotaBytes: o.storage?.quotaBytes,
-    reserveBytes: o.storage?.reserveBytes
+    reserveBytes: o.storage?.reserveBytes,
+    indexer: selectorIndexer
   }))
   let registry: Registry | undefined
   let server: ApiServer | undefined
