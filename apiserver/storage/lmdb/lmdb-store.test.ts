@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import { conformanceIndexer, runStorageConformance } from '../conformance.js'
 import { openLmdbStore, type LmdbStore, type LmdbStoreOptions } from './index.js'
-import { encodeNumber, openLayout } from './layout.js'
+import { encodeLive, encodeNumber, openLayout, readMetaNumber } from './layout.js'
 
 const dirs: string[] = []
 t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
@@ -307,8 +307,18 @@ t.test('the index narrows lists at the current revision and is rebuilt when miss
   s = await openLmdbStore({ path, indexer: conformanceIndexer })
   t.same(await terms(s, 't:a'), ['i/2', 'i/3'], 'rebuilt after a run without it')
   await s.close()
+  const layout = openLayout(path) // a write as a build that knows no index makes it
+  await layout.root.transaction(() => {
+    const rev = readMetaNumber(layout, 'rev') + 1
+    layout.live.putSync('i/4', encodeLive(rev, rev, Buffer.from(`tags:a@${rev}`)))
+    layout.meta.putSync('rev', encodeNumber(rev))
+  })
+  await layout.root.close()
+  s = await openLmdbStore({ path, indexer: conformanceIndexer })
+  t.same(await terms(s, 't:a'), ['i/2', 'i/3', 'i/4'], 'rebuilt after writes of a build without indexes')
+  await s.close()
   s = await openLmdbStore({ path, indexer: { version: 'other', terms: (_k, v) => v.toString().startsWith('tags:a') ? ['first-a'] : [] } })
-  t.same(await terms(s, 'first-a'), ['i/2', 'i/3'], 'rebuilt for another scheme')
+  t.same(await terms(s, 'first-a'), ['i/2', 'i/3', 'i/4'], 'rebuilt for another scheme')
   t.same(await terms(s, 't:a'), [], 'old terms gone')
   await s.close()
 })

@@ -1,17 +1,20 @@
 // The term index of live values: (term, key) entries written in the transaction of each value, read by indexed LISTs.
-import { StorageError, indexableTerm, type StoreIndexer } from '../store.js'
+import { StorageError, indexableTerm, type Revision, type StoreIndexer } from '../store.js'
 import type { ReadTxn } from './history.js'
-import { LIVE_HEADER, prefixEnd, rangeStart, type Layout } from './layout.js'
+import { LIVE_HEADER, encodeNumber, prefixEnd, rangeStart, readMetaNumber, type Layout } from './layout.js'
 
 const EMPTY = Buffer.alloc(0)
 const VERSION_KEY = 'indexVersion'
+/** The revision of the last write the index took: behind 'rev' after writes by a build that keeps no index. */
+const REV_KEY = 'indexRev'
 
 /** The keys of one page of an indexed list, in key order; `remaining` as ListResult's (1 for "some" with noCount). */
 export interface Candidates { keys: string[], remaining: number }
 
 /**
  * Without an indexer the store keeps no entries (and drops an index left by an earlier run, so a later run with one
- * rebuilds it instead of trusting entries that missed writes).
+ * rebuilds it instead of trusting entries that missed writes). A build that knows no index at all leaves it as it is
+ * but moves 'rev' past 'indexRev' with its first write: the next run with the index rebuilds it then too.
  */
 export class TermIndex {
   constructor (private readonly layout: Layout, private readonly indexer: StoreIndexer | undefined) {}
@@ -21,7 +24,8 @@ export class TermIndex {
     const { root, meta, idx, live } = this.layout
     const stored = meta.get(VERSION_KEY)?.toString()
     const wanted = this.indexer?.version
-    if (stored === wanted) return { rebuilt: false, entries: 0 }
+    const current = stored !== undefined && readMetaNumber(this.layout, REV_KEY) === readMetaNumber(this.layout, 'rev')
+    if (stored === wanted && (wanted === undefined || current)) return { rebuilt: false, entries: 0 }
     let entries = 0
     root.transactionSync(() => {
       idx.clearSync()
@@ -36,13 +40,18 @@ export class TermIndex {
         }
       }
       meta.putSync(VERSION_KEY, Buffer.from(wanted))
+      meta.putSync(REV_KEY, encodeNumber(readMetaNumber(this.layout, 'rev')))
     })
     return { rebuilt: wanted !== undefined, entries }
   }
 
-  /** Inside the write transaction: moves the entries of `key` from its value `prev` to `next` (undefined: absent). */
-  change (key: string, prev: Buffer | undefined, next: Buffer | undefined): void {
+  /**
+   * Inside the write transaction of revision `rev`: moves the entries of `key` from its value `prev` to `next`
+   * (undefined: absent).
+   */
+  change (key: string, prev: Buffer | undefined, next: Buffer | undefined, rev: Revision): void {
     if (this.indexer === undefined) return
+    this.layout.meta.putSync(REV_KEY, encodeNumber(rev))
     const before = prev === undefined ? [] : this.termsOf(key, prev)
     const after = next === undefined ? [] : this.termsOf(key, next)
     for (const t of before) if (!after.includes(t)) this.layout.idx.removeSync([t, key])
