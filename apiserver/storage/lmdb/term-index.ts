@@ -5,6 +5,7 @@ import { LIVE_HEADER, encodeNumber, prefixEnd, rangeStart, readMetaNumber, type 
 
 const EMPTY = Buffer.alloc(0)
 const VERSION_KEY = 'indexVersion'
+const LAYOUT_VERSION = 'idx2'
 /** The revision of the last write the index took: behind 'rev' after writes by a build that keeps no index. */
 const REV_KEY = 'indexRev'
 
@@ -21,23 +22,25 @@ export class TermIndex {
 
   /** Builds the index from the live values when it is missing or was built by another term scheme; run before any write. */
   prepare (): { rebuilt: boolean, entries: number } {
-    const { root, meta, idx, live } = this.layout
+    const { root, meta, idx, live, terms: termsDb } = this.layout
     const stored = meta.get(VERSION_KEY)?.toString()
-    const wanted = this.indexer?.version
+    // the layout of idx and terms is part of the version: an index of an older layout is rebuilt too
+    const wanted = this.indexer === undefined ? undefined : `${LAYOUT_VERSION}:${this.indexer.version}`
     const current = stored !== undefined && readMetaNumber(this.layout, REV_KEY) === readMetaNumber(this.layout, 'rev')
     if (stored === wanted && (wanted === undefined || current)) return { rebuilt: false, entries: 0 }
     let entries = 0
     root.transactionSync(() => {
       idx.clearSync()
+      termsDb.clearSync()
       if (wanted === undefined) {
         meta.removeSync(VERSION_KEY)
         return
       }
       for (const { key, value } of live.getRange({})) {
-        for (const term of this.termsOf(key, value.subarray(LIVE_HEADER))) {
-          idx.putSync([term, key], EMPTY)
-          entries++
-        }
+        const terms = this.termsOf(key, value.subarray(LIVE_HEADER))
+        for (const term of terms) idx.putSync([term, key], EMPTY)
+        if (terms.length > 0) termsDb.putSync(key, Buffer.from(terms.join('\n')))
+        entries += terms.length
       }
       meta.putSync(VERSION_KEY, Buffer.from(wanted))
       meta.putSync(REV_KEY, encodeNumber(readMetaNumber(this.layout, 'rev')))
@@ -46,16 +49,22 @@ export class TermIndex {
   }
 
   /**
-   * Inside the write transaction of revision `rev`: moves the entries of `key` from its value `prev` to `next`
-   * (undefined: absent).
+   * Inside the write transaction of revision `rev`: moves the entries of `key` to those of its value `next`
+   * (undefined: deleted). The entries it had come from `terms`, so only the new value is read.
    */
-  change (key: string, prev: Buffer | undefined, next: Buffer | undefined, rev: Revision): void {
+  change (key: string, next: Buffer | undefined, rev: Revision): void {
     if (this.indexer === undefined) return
-    this.layout.meta.putSync(REV_KEY, encodeNumber(rev))
-    const before = prev === undefined ? [] : this.termsOf(key, prev)
+    const { idx, meta, terms: termsDb } = this.layout
+    meta.putSync(REV_KEY, encodeNumber(rev))
+    const had = termsDb.get(key)?.toString() ?? ''
     const after = next === undefined ? [] : this.termsOf(key, next)
-    for (const t of before) if (!after.includes(t)) this.layout.idx.removeSync([t, key])
-    for (const t of after) if (!before.includes(t)) this.layout.idx.putSync([t, key], EMPTY)
+    const joined = after.join('\n')
+    if (joined === had) return
+    const before = had === '' ? [] : had.split('\n')
+    for (const t of before) if (!after.includes(t)) idx.removeSync([t, key])
+    for (const t of after) if (!before.includes(t)) idx.putSync([t, key], EMPTY)
+    if (joined === '') termsDb.removeSync(key)
+    else termsDb.putSync(key, Buffer.from(joined))
   }
 
   /**
