@@ -322,3 +322,18 @@ t.test('the index narrows lists at the current revision and is rebuilt when miss
   t.same(await terms(s, 't:a'), [], 'old terms gone')
   await s.close()
 })
+
+t.test('index terms that prefix one another stay apart', async t => {
+  const s = await open({ indexer: conformanceIndexer })
+  t.teardown(() => s.close())
+  await s.create('p/1', enc('tags:ab'))
+  await s.create('p/2', enc('tags:a'))
+  await s.create('p/3', enc('tags:a,ab'))
+  await s.create('p/4', enc('tags:b'))
+  const keys = async (terms: string[], limit = 0): Promise<string[]> => (await s.list('p/', { index: terms, limit })).items.map(kv => kv.key)
+  t.same(await keys(['t:a']), ['p/2', 'p/3'])
+  t.same(await keys(['t:ab']), ['p/1', 'p/3'])
+  t.same(await keys(['t:a', 't:ab']), ['p/1', 'p/2', 'p/3'], 'a union, once each, in key order')
+  t.same(await keys(['t:a', 't:ab'], 2), ['p/1', 'p/2'])
+  t.same(await keys(['t:']), [])
+})
