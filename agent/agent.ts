@@ -33,9 +33,7 @@ import { createResourceMetrics } from './metrics/resource-metrics.js'
 import { instrumentRuntime } from './metrics/instrumented-runtime.js'
 import { RuntimeError, type ContainerRuntime } from './runtime/runtime.js'
 import { createWasmRuntime, RUNTIME_HANDLER as WASM_HANDLER, type WasmRuntime } from './runtime/wasm/runtime.js'
-import { createCriRuntime } from './runtime/cri/cri-runtime.js'
 import { tracedRuntime } from './runtime/traced-runtime.js'
-import { createTracing } from '../apiserver/tracing/tracing.js'
 import { parseCriEndpoint } from './runtime/cri/endpoint.js'
 import { readFileSync } from 'node:fs'
 import { watchImportDir } from './runtime/image-import-dir.js'
@@ -97,6 +95,8 @@ async function openCriRuntime (config: OrchletConfig, logger: AgentLogger): Prom
     return undefined
   }
   const opts = { runtimeEndpoint: endpoint, imageEndpoint: config.imageServiceEndpoint || endpoint, requestTimeoutMs: config.runtimeRequestTimeout }
+  // The CRI client (gRPC, protobufjs and the CRI definitions) is loaded only when there is a socket to talk to.
+  const { createCriRuntime } = await import('./runtime/cri/cri-runtime.js')
   const probe = createCriRuntime(opts)
   try {
     const v = await probe.runtime.version()
@@ -140,7 +140,8 @@ export async function runAgent (config: OrchletConfig, deps: AgentDeps): Promise
   await imports.scan()
   const cri = await openCriRuntime(config, logger)
   // OrchletTracing with a `tracing` configuration: pod syncs and the CRI calls they make become spans.
-  const tracing = config.tracing !== null && config.featureGates.enabled('OrchletTracing') ? createTracing({ ...config.tracing, serviceName: 'orchlet' }) : undefined
+  // OpenTelemetry (and its gRPC exporter) is loaded only when tracing is on.
+  const tracing = config.tracing !== null && config.featureGates.enabled('OrchletTracing') ? (await import('../apiserver/tracing/tracing.js')).createTracing({ ...config.tracing, serviceName: 'orchlet' }) : undefined
   // The orchlet's metrics: every CRI call of both runtimes is counted and timed (kubelet_runtime_operations_*).
   const metrics = new OrchletMetrics({ showHiddenMetricsForVersion: config.showHiddenMetricsForVersion || undefined })
   const observeRuntime = (op: string, seconds: number, failed: boolean): void => metrics.runtimeOperation(op, seconds, failed)

@@ -1,5 +1,7 @@
 // Benchmark: CEL validation rules evaluated in the QuickJS sandbox vs the same library in plain V8.
 // Run: npx tsx benchmarks/sandbox-eval.ts   (BENCH_ITERATIONS=2000 by default)
+// BASELINE=<dir of another checkout> also measures that checkout's sandbox per rule, in alternating rounds with
+// this one (same process, same moments), as `baseline` (p50 of each round, then min and median over ROUNDS, default 5).
 // Prints one JSON line and writes benchmarks/results/sandbox-eval.json.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -68,8 +70,9 @@ const sb = await createSandbox({ deadlineMs: 5000 })
 const sandboxed: Record<string, ReturnType<typeof stats>> = {}
 const sandboxedFresh: Record<string, ReturnType<typeof stats>> = {}
 const interpreted: Record<string, ReturnType<typeof stats>> = {}
-const self2 = { ...self, maxReplicas: 6 }
-const oldSelf2 = { ...oldSelf, maxReplicas: 6 }
+// the second object differs in every field a rule reads (a projection of it is never the first one's)
+const self2 = { replicas: 2, maxReplicas: 6, name: 'xweb-backend', items: [...self.items].reverse(), ports: self.ports.map((p) => ({ ...p, port: p.port + 1 })) }
+const oldSelf2 = { ...self2, replicas: 1 }
 for (const [name, rule] of Object.entries(rules)) {
   const env = { variables: { self: { schema }, ...(rule.includes('oldSelf') ? { oldSelf: { schema } } : {}) } }
   const p = sb.compile(rule, env)
@@ -90,6 +93,10 @@ const compiled = compileValidationRules(batchSchema, { sandbox: sb })
 if (!compiled.ok) throw new Error(JSON.stringify(compiled.errors))
 if (evaluateValidationRules(compiled.compiled, self, oldSelf).errors.length) throw new Error('batch rules fail on the sample')
 const batch = stats(time(iterations, () => evaluateValidationRules(compiled.compiled, self, oldSelf)))
+
+// Before/after in one run: this checkout and BASELINE's, per rule, same object and fresh object, alternating
+// rounds so both see the same machine load; each round's p50, reported as min and median over the rounds.
+const baseline = process.env.BASELINE ? await compareWithBaseline(process.env.BASELINE) : undefined
 
 // The same library in plain V8 (no sandbox, no cost metering), values converted as the guest does.
 const v8: Record<string, ReturnType<typeof stats>> = {}
@@ -163,6 +170,7 @@ const result = {
   crossing,
   regexEnginesInQuickJS: regexEngines,
   sandboxCreateMs: createMs,
+  ...(baseline ? { baseline } : {}),
 }
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true })
 writeFileSync(new URL('./results/sandbox-eval.json', import.meta.url), JSON.stringify(result, null, 2) + '\n')
@@ -215,5 +223,54 @@ globalThis.run = (engine, i, n) => {
   fn.dispose()
   ctx.dispose()
   rt.dispose()
+  return out
+}
+
+type Side = { same: number[]; fresh: number[]; batch: number[] }
+async function compareWithBaseline(dir: string): Promise<Record<string, unknown>> {
+  const rounds = Number(process.env.ROUNDS ?? 5)
+  const sides: Record<'before' | 'after', { sb: Awaited<ReturnType<typeof createSandbox>>; validation: typeof import('../sandbox/validation.js') }> = {
+    before: { sb: await (await import(resolve(dir, 'sandbox/sandbox.ts'))).createSandbox({ deadlineMs: 5000 }), validation: await import(resolve(dir, 'sandbox/validation.ts')) },
+    after: { sb: await createSandbox({ deadlineMs: 5000 }), validation: await import('../sandbox/validation.js') },
+  }
+  const per: Record<string, Record<'before' | 'after', Side>> = {}
+  const prepared = Object.fromEntries(
+    (['before', 'after'] as const).map((side) => {
+      const { sb: s, validation } = sides[side]
+      const progs = Object.entries(rules).map(([name, rule]) => {
+        const t = rule.includes('oldSelf')
+        const p = s.compile(rule, { variables: { self: { schema }, ...(t ? { oldSelf: { schema } } : {}) } })
+        return { name, p, v1: t ? { self, oldSelf } : { self }, v2: t ? { self: self2, oldSelf: oldSelf2 } : { self: self2 } }
+      })
+      const c = validation.compileValidationRules(batchSchema, { sandbox: s })
+      if (!c.ok) throw new Error('baseline batch rules do not compile')
+      return [side, { progs, batch: () => validation.evaluateValidationRules(c.compiled, self, oldSelf) }]
+    }),
+  )
+  const n = Math.max(200, Math.floor(iterations / 2))
+  for (let r = 0; r < rounds; r++) {
+    for (const side of ['before', 'after'] as const) {
+      const { progs, batch: b } = prepared[side]
+      for (const { name, p, v1, v2 } of progs) {
+        const e = ((per[name] ??= { before: { same: [], fresh: [], batch: [] }, after: { same: [], fresh: [], batch: [] } })[side])
+        e.same.push(stats(time(n, () => p.evaluate(v1))).p50Us)
+        let flip = false
+        e.fresh.push(stats(time(n, () => p.evaluate((flip = !flip) ? v1 : v2))).p50Us)
+      }
+      ;((per.batch ??= { before: { same: [], fresh: [], batch: [] }, after: { same: [], fresh: [], batch: [] } })[side]).batch.push(stats(time(n, b)).p50Us)
+    }
+  }
+  sides.before.sb.dispose()
+  sides.after.sb.dispose()
+  const summary = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b)
+    return xs.length ? { min: sorted[0], median: sorted[Math.floor(sorted.length / 2)] } : undefined
+  }
+  const out: Record<string, unknown> = { dir, rounds, iterationsPerRound: n }
+  for (const [name, sidesOf] of Object.entries(per)) {
+    out[name] = Object.fromEntries(
+      (['before', 'after'] as const).map((side) => [side, Object.fromEntries(Object.entries(sidesOf[side]).filter(([, v]) => v.length).map(([k, v]) => [k, summary(v)]))]),
+    )
+  }
   return out
 }

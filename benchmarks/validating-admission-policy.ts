@@ -5,7 +5,9 @@
 // Run: npx tsx benchmarks/validating-admission-policy.ts   (REQUESTS=2000, CONCURRENCY=16, POOL=2, ROUNDS=3)
 // Prints one JSON line and writes benchmarks/results/validating-admission-policy.json. Per matching policy: server
 // time from throughput (perMatchingPolicyMicros) and process CPU (perMatchingPolicyCpuMicros, steadier when the
-// machine is shared); loadAverage tells how busy the machine was.
+// machine is shared); loadAverage tells how busy the machine was. BASELINE=<dir of another checkout> adds a fifth
+// scenario each round, the matching policies on that checkout's sandbox pool (sandbox/pool.ts), so the per-policy
+// figures before and after a sandbox change come from the same rounds (`baseline`).
 
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -32,10 +34,12 @@ const logger = pino({ level: 'silent' })
 const admin = (): RequestContext => ({ user: { username: 'bench', groups: ['system:masters'] }, dryRun: false, fieldValidation: 'Strict', warnings: [] })
 
 type Scenario = 'none' | 'nonMatching' | 'matching' | 'webhook'
+const BASELINE = process.env.BASELINE
+const baselinePool: typeof createSandboxPool | undefined = BASELINE ? (await import(resolve(BASELINE, 'sandbox/pool.ts'))).createSandboxPool : undefined
 
-async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms: number, p99Ms: number, cpuMicrosPerRequest: number }> {
+async function measure (scenario: Scenario, createPool: typeof createSandboxPool = createSandboxPool): Promise<{ perSecond: number, p50Ms: number, p99Ms: number, cpuMicrosPerRequest: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'orch-bench-vap-'))
-  const pool = createSandboxPool({ size: POOL })
+  const pool = createPool({ size: POOL })
   const holder: { a?: WriteAdmission } = {}
   const store = await openLmdbStore({ path: dir })
   const registry = createRegistry({ store, logger, policyExpressions: pool, admission: scenario === 'none' ? [] : [{ admit: async a => await holder.a?.admit(a) }] })
@@ -115,8 +119,10 @@ async function measure (scenario: Scenario): Promise<{ perSecond: number, p50Ms:
 await measure('none')
 type Measured = Awaited<ReturnType<typeof measure>>
 const rounds: Array<Record<Scenario, Measured>> = []
+const baselineRounds: Measured[] = []
 for (let i = 0; i < ROUNDS; i++) {
   rounds.push({ none: await measure('none'), nonMatching: await measure('nonMatching'), matching: await measure('matching'), webhook: await measure('webhook') })
+  if (baselinePool) baselineRounds.push(await measure('matching', baselinePool))
 }
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 const med = (sc: Scenario): Measured => ({
@@ -139,7 +145,21 @@ const result = {
   perMatchingPolicyCpuMicros: Math.round((tenMatchingPolicies.cpuMicrosPerRequest - noAdmission.cpuMicrosPerRequest) / 10),
   /** The same per round (min..max spread of the shared machine). */
   perMatchingPolicyMicrosByRound: rounds.map(r => extraMicros(r.matching, 10, r.none)),
-  loadAverage: loadavg().map(l => +l.toFixed(2))
+  loadAverage: loadavg().map(l => +l.toFixed(2)),
+  ...(BASELINE ? { baseline: baselineFigures() } : {})
+}
+
+/** Per matching policy on BASELINE's pool and on this one, each round against that round's no-admission run. */
+function baselineFigures (): Record<string, unknown> {
+  const per = (m: Measured[], key: 'cpu' | 'time') => m.map((x, i) => key === 'cpu' ? Math.round((x.cpuMicrosPerRequest - rounds[i].none.cpuMicrosPerRequest) / 10) : extraMicros(x, 10, rounds[i].none))
+  const summary = (xs: number[]) => ({ min: Math.min(...xs), median: median(xs), byRound: xs })
+  const after = rounds.map(r => r.matching)
+  return {
+    dir: BASELINE,
+    tenMatchingPoliciesBefore: { perSecond: median(baselineRounds.map(r => r.perSecond)), cpuMicrosPerRequest: median(baselineRounds.map(r => r.cpuMicrosPerRequest)) },
+    perMatchingPolicyCpuMicros: { before: summary(per(baselineRounds, 'cpu')), after: summary(per(after, 'cpu')) },
+    perMatchingPolicyMicros: { before: summary(per(baselineRounds, 'time')), after: summary(per(after, 'time')) }
+  }
 }
 console.log(JSON.stringify(result))
 const out = resolve(dirname(fileURLToPath(import.meta.url)), 'results', 'validating-admission-policy.json')

@@ -79,6 +79,8 @@ export interface Program {
   readonly estimatedCost: CostRange
   /** Whether the program runs as compiled JavaScript (else on the metered interpreter). */
   readonly compiled: boolean
+  /** How the program reads its variables (undefined: unknown, read them all); see projectVariables. */
+  readonly reads?: VariableReads
   /** Evaluates with the given variables (plain JSON values); throws SandboxError. */
   evaluate(variables?: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
   /**
@@ -87,6 +89,15 @@ export interface Program {
    */
   evaluateOver(base: Record<string, unknown>, extra: Record<string, unknown>, options?: { costLimit?: number; deadlineMs?: number }): EvalResult
   release(): void
+}
+
+/**
+ * Which variables a program reads and how: `projection` names, per variable read only through field selections,
+ * the top-level properties it reads; `whole` the variables read otherwise. A variable in neither is not read.
+ */
+export interface VariableReads {
+  projection?: Record<string, string[]>
+  whole: string[]
 }
 
 export interface CompileOptions {
@@ -121,7 +132,11 @@ interface GuestError {
   cost?: number
   issues?: string
 }
-type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean } | GuestError
+type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean; projection?: Projection; reads?: VariableReads } | GuestError
+/** Projected variables up to this many characters of JSON stay converted in the guest (guest/main.js, same value). */
+const PROJECTED_CACHE_CHARS = 4096
+/** Variable -> the only top-level properties the program reads of it (guest/projection.js). */
+type Projection = Record<string, string[]>
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
 
 export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox> {
@@ -145,14 +160,30 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   function evaluateInGuest(id: number, variables: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const vj = toJson(variables)
     if (vj === lastVarsJson) {
-      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit}}`, deadlineMs)
+      const out = guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit], deadlineMs)
       if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
     } else {
       lastVarsJson = vj
       lastBase = undefined
       varsGen++
     }
-    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj}}`, deadlineMs)
+    return guest.callArgs<GuestEval>('evaluateArgs', [id, varsGen, limit, vj], deadlineMs)
+  }
+  /**
+   * A program that reads its object variables only through field selections gets only those properties (guest
+   * evaluateProjected); the guest keeps them converted with the program, so the same projected JSON is not sent
+   * again. Detection is by that JSON: unread properties may change freely, read ones are always seen.
+   */
+  function evaluateProjectedInGuest(id: number, projected: Record<string, unknown>, limit: number, lastJson: string | undefined, deadlineMs?: number): { out: GuestEval; json: string | undefined } {
+    const pj = toJson(projected)
+    if (pj === lastJson) {
+      const out = guest.callArgs<GuestEval>('evaluateProjected', [id, limit], deadlineMs)
+      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return { out, json: pj }
+    }
+    const out = guest.callArgs<GuestEval>('evaluateProjected', [id, limit, pj], deadlineMs)
+    // the guest keeps them when they were bound (the evaluation itself may have failed) and are small enough
+    const kept = (out.ok || out.code.startsWith('CEL_')) && pj.length <= PROJECTED_CACHE_CHARS
+    return { out, json: kept ? pj : undefined }
   }
   function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
     const ej = toJson(extra)
@@ -225,14 +256,21 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       throw new SandboxError('CEL_ERR_COST_ESTIMATE', `estimated cost ${r.estimate.max} exceeds the limit of ${options.maxEstimatedCost}`)
     }
     let released = false
+    // the JSON of the projected variables the guest keeps converted for this program (see evaluateProjectedInGuest)
+    let lastProjectedJson: string | undefined
     const program: Program = {
       expression,
       type: r.type,
       estimatedCost: r.estimate,
       compiled: r.compiled,
+      reads: r.reads,
       evaluate(variables = {}, opts = {}) {
         if (released) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-        const out = evaluateInGuest(r.id, variables, opts.costLimit ?? resolved.perCallCost, opts.deadlineMs)
+        const limit = opts.costLimit ?? resolved.perCallCost
+        const projected = r.projection && project(variables, r.projection)
+        let out: GuestEval
+        if (projected !== undefined) ({ out, json: lastProjectedJson } = evaluateProjectedInGuest(r.id, projected, limit, lastProjectedJson, opts.deadlineMs))
+        else out = evaluateInGuest(r.id, variables, limit, opts.deadlineMs)
         if (!out.ok) throw guestError(out, expression)
         return { value: decodeValue(out.value), tagged: out.value, cost: out.cost }
       },
@@ -253,6 +291,64 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   }
 
   return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
+}
+
+/**
+ * The variables with each projected one cut down to the properties the program reads, or undefined when a
+ * projected variable is not a plain object (then it is sent whole and through the variables cache).
+ */
+function project(variables: Record<string, unknown>, projection: Projection): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = { ...variables }
+  for (const name of Object.keys(projection)) {
+    const v = variables[name]
+    if (v === undefined) continue
+    const picked = pick(v, projection[name])
+    if (picked === undefined) return undefined
+    out[name] = picked
+  }
+  return out
+}
+
+/**
+ * JSON.stringify's view of `v` (own properties of a plain object) restricted to `props`; undefined for other values
+ * and for a tagged CEL value (`{"@cel": ...}`, which the guest decodes as a whole).
+ */
+function pick(v: unknown, props: Iterable<string>): Record<string, unknown> | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.prototype.hasOwnProperty.call(v, '@cel')) return undefined
+  const proto = Object.getPrototypeOf(v)
+  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined
+  const picked: Record<string, unknown> = {}
+  for (const p of props) if (Object.prototype.hasOwnProperty.call(v, p)) picked[p] = (v as Record<string, unknown>)[p]
+  return picked
+}
+
+/**
+ * `variables` cut down to what `programs` read together (for evaluateMany over one request): a variable read whole
+ * by one of them stays whole, one read only through field selections keeps the union of those properties, and one
+ * none of them reads is left out. A program whose reads are unknown keeps every variable whole.
+ */
+export function projectVariables(variables: Record<string, unknown>, programs: Iterable<Program>): Record<string, unknown> {
+  const props = new Map<string, Set<string>>()
+  const whole = new Set<string>()
+  for (const p of programs) {
+    if (p.reads === undefined) return variables
+    for (const name of p.reads.whole) whole.add(name)
+    for (const [name, ps] of Object.entries(p.reads.projection ?? {})) {
+      let set = props.get(name)
+      if (set === undefined) props.set(name, (set = new Set()))
+      for (const x of ps) set.add(x)
+    }
+  }
+  const out: Record<string, unknown> = {}
+  for (const name of Object.keys(variables)) {
+    const fields = props.get(name)
+    if (whole.has(name) || fields === undefined) {
+      if (whole.has(name)) out[name] = variables[name]
+      continue
+    }
+    out[name] = pick(variables[name], fields) ?? variables[name]
+  }
+  return out
 }
 
 /** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */

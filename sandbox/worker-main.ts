@@ -1,7 +1,7 @@
 // Worker-thread side of the off-event-loop sandbox: one QuickJS sandbox per worker, driven by messages.
 
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSandbox, type Program, type SandboxLimits } from './sandbox.js'
+import { createSandbox, projectVariables, type Program, type SandboxLimits } from './sandbox.js'
 import { compileValidationRules, evaluateValidationRules, type CompiledValidation, type CompileValidationOptions } from './validation.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
@@ -95,8 +95,10 @@ if (sandbox) {
         }
         // The request's variables are one object for every step, so the sandbox converts them once per request;
         // the policies advance together, each round of their next steps in one guest crossing (evaluateMany).
+        // Only what the batch's programs read of those variables crosses into the guest (projectVariables).
+        const base = projectVariables(m.base, m.items.flatMap(({ plan }) => planPrograms(plan).map((p) => keyedPrograms.get(p.key)!)))
         const gens = m.items.map(({ plan, failOnError }) => policySteps(plan, m.base, failOnError, PER_POLICY_COST))
-        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(m.base, active.map(({ index, step }) => ({
+        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(base, active.map(({ index, step }) => ({
           program: keyedPrograms.get(step.program.key)!,
           extra: { params: m.items[index].params, variables: step.variables },
           costLimit: step.costLimit,

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { Writable } from 'node:stream'
-import { WebSocketServer, type WebSocket } from 'ws'
+import type { WebSocket, WebSocketServer } from 'ws'
 import { writeContainerLog } from './container-logs.js'
 import { serveSpdyAttach, type AttachFlags } from './spdy-attach.js'
 
@@ -34,10 +34,12 @@ export function attachFlags (q: URLSearchParams): AttachFlags {
 }
 
 export function createLogAttach (): { serve(req: IncomingMessage, socket: Duplex, head: Buffer, logPath: string, running: () => boolean): void; close(): void } {
-  const wss = new WebSocketServer({
+  // ws is loaded with the first WebSocket attach (an upgraded socket holds its bytes until then).
+  let server: Promise<WebSocketServer> | undefined
+  const wsServer = async (): Promise<WebSocketServer> => await (server ??= import('ws').then(({ WebSocketServer }) => new WebSocketServer({
     noServer: true,
     handleProtocols: protocols => ATTACH_PROTOCOLS.find(p => protocols.has(p)) ?? false
-  })
+  })))
   return {
     serve (req, socket, head, logPath, running) {
       if (!isWebSocketUpgrade(req)) {
@@ -48,7 +50,7 @@ export function createLogAttach (): { serve(req: IncomingMessage, socket: Duplex
         })
         return
       }
-      wss.handleUpgrade(req, socket, head, ws => {
+      wsServer().then(wss => wss.handleUpgrade(req, socket, head, ws => {
         const abort = new AbortController()
         ws.on('close', () => abort.abort())
         ws.on('error', () => abort.abort())
@@ -58,8 +60,8 @@ export function createLogAttach (): { serve(req: IncomingMessage, socket: Duplex
             if (ws.readyState === ws.OPEN) ws.send(Buffer.concat([Buffer.from([3]), Buffer.from('{"metadata":{},"status":"Success"}')]), () => ws.close(1000))
           })
           .catch(() => ws.terminate())
-      })
+      }), () => socket.destroy())
     },
-    close () { for (const c of wss.clients) c.terminate(); wss.close() }
+    close () { void server?.then(wss => { for (const c of wss.clients) c.terminate(); wss.close() }) }
   }
 }

@@ -2,7 +2,6 @@
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import selfsigned from 'selfsigned'
 import { nodeTlsVersion, opensslCipherName } from '../config/tls.js'
 
 export interface ServingTlsOptions {
@@ -35,6 +34,8 @@ export async function loadServingTls (o: ServingTlsOptions): Promise<ServingTls>
         { type: 2, value: o.nodeName },
         ...o.addresses.map(a => /^[\d.:a-fA-F]+$/.test(a) && (a.includes('.') || a.includes(':')) ? { type: 7, ip: a } : { type: 2, value: a })
       ]
+      // selfsigned (and its X.509 library) is loaded only to make a certificate, not on every start.
+      const { default: selfsigned } = await import('selfsigned')
       const pems = await selfsigned.generate([{ name: 'commonName', value: `${o.nodeName}@${Math.floor(Date.now() / 1000)}` }],
         { keyType: 'ec', days: 365, algorithm: 'sha256', extensions: [{ name: 'subjectAltName', altNames }] } as unknown as Parameters<typeof selfsigned.generate>[1])
       writeFileSync(certPath, pems.cert, { mode: 0o644 })

@@ -5,7 +5,7 @@
 // authenticating when its account, or the object it is bound to, is deleted (or replaced: the uid differs).
 
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto'
-import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, type JWTPayload } from 'jose'
+import type { JWTPayload } from 'jose'
 import { AuthenticationError, AUTHENTICATED, type AuthResult, type TokenAuthenticator } from './types.js'
 
 export const PRIVATE_CLAIM = 'orch.io'
@@ -78,7 +78,12 @@ export function createServiceAccountTokens (o: ServiceAccountTokensOptions): Ser
     .map(k => ({ key: k, kid: keyId(k), alg: algorithmOf(k) }))
     .filter((k, i, all) => all.findIndex(other => other.kid === k.kid) === i)
 
+  // jose is loaded with the first token issued or checked: an idle server that sees none never needs it.
+  let jose: Promise<typeof import('jose')> | undefined
+  const lib = async (): Promise<typeof import('jose')> => await (jose ??= import('jose'))
+
   async function verify (token: string): Promise<JWTPayload> {
+    const { decodeProtectedHeader, jwtVerify } = await lib()
     const header = decodeProtectedHeader(token)
     const candidates = verifyKeys.filter(k => header.kid === undefined || header.kid === k.kid)
     for (const k of candidates) {
@@ -116,6 +121,7 @@ export function createServiceAccountTokens (o: ServiceAccountTokensOptions): Ser
       if (r.boundObject?.kind === 'Secret') claim.secret = { name: r.boundObject.name, uid: r.boundObject.uid }
       const iat = Math.floor(r.now / 1000)
       const exp = iat + r.expirationSeconds
+      const { SignJWT } = await lib()
       const token = await new SignJWT({ [PRIVATE_CLAIM]: claim })
         .setProtectedHeader({ alg: signingAlg, kid: signingKid, typ: 'JWT' })
         .setIssuer(o.issuers[0])
@@ -129,6 +135,7 @@ export function createServiceAccountTokens (o: ServiceAccountTokensOptions): Ser
     },
 
     async authenticateToken (token, audiences): Promise<AuthResult | undefined> {
+      const { decodeJwt } = await lib()
       let unverified: JWTPayload
       try { unverified = decodeJwt(token) } catch { return undefined }
       // Tokens from other issuers are not ours to judge (another authenticator may take them).

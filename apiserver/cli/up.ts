@@ -8,7 +8,6 @@ import { createApiServer, type ApiServer, type ApiServerOptions } from '../serve
 import { createRegistry } from '../registry/registry.js'
 import { selectorIndexer } from '../registry/selector-index.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
-import { openEtcdBackend } from './etcd-backend.js'
 import { electedWorkloads } from './elected-workloads.js'
 import type { EtcdOptions } from './etcd-flags.js'
 import { buildOpenAPIv2, buildOpenAPIv3GroupVersion } from '../schema/openapi.js'
@@ -51,8 +50,7 @@ import { controllerSettingsOf } from './components.js'
 import { concurrencyOf, type LoadedConfig } from './cm-config/load.js'
 import type { TracingSettings } from '../tracing/config.js'
 import type { EgressSettings } from '../egress/config.js'
-import { createEgress } from '../egress/egress.js'
-import { createTracing } from '../tracing/tracing.js'
+import { createEgress, type Egress } from '../egress/egress.js'
 import { tracedAdmission, tracedAuthenticator, tracedAuthorizer, tracedStore } from '../tracing/traced.js'
 import { builtinDefinitions, builtinGroupVersions } from '../schema/builtin/catalog.js'
 import { parseRuntimeConfig } from '../schema/builtin/runtime-config.js'
@@ -166,6 +164,15 @@ function clientHost (bind: string): string {
   return bind.includes(':') ? `[${bind}]` : bind
 }
 
+/** LMDB in DIR/store, or etcd with --etcd-servers (its gRPC client and protobuf definitions are loaded only then). */
+async function openStore (o: UpOptions, egress: Egress): Promise<Store> {
+  if (o.etcd !== undefined) {
+    const { openEtcdBackend } = await import('./etcd-backend.js')
+    return await openEtcdBackend(o.etcd, o.logger, egress, { consistentListFromCache: o.featureGates?.enabled('ConsistentListFromCache') === true })
+  }
+  return await openLmdbStore({ path: join(o.dataDir, 'store'), logger: o.logger, quotaBytes: o.storage?.quotaBytes, reserveBytes: o.storage?.reserveBytes, indexer: selectorIndexer })
+}
+
 export async function startControlPlane (options: UpOptions): Promise<ControlPlane> {
   // Absolute from here on: paths written into the generated orchlet configuration resolve against its own folder.
   const o: UpOptions = { ...options, dataDir: resolve(options.dataDir) }
@@ -180,13 +187,7 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   const security = await prepareSecurity(o.dataDir, o.bindAddress, o.security, o.localNode?.nodeIP === undefined ? [] : [o.localNode.nodeIP])
   // A kubeconfig from an earlier run names an old port: remove it so it appears only once we serve.
   await rm(kubeconfigPath, { force: true })
-  const store: Store = timedStore(metrics, o.etcd !== undefined ? await openEtcdBackend(o.etcd, logger, egress, { consistentListFromCache: o.featureGates?.enabled('ConsistentListFromCache') === true }) : await openLmdbStore({
-    path: join(o.dataDir, 'store'),
-    logger,
-    quotaBytes: o.storage?.quotaBytes,
-    reserveBytes: o.storage?.reserveBytes,
-    indexer: selectorIndexer
-  }))
+  const store: Store = timedStore(metrics, await openStore(o, egress))
   let registry: Registry | undefined
   let server: ApiServer | undefined
   let workloads: { stop(): void } | undefined
@@ -197,7 +198,8 @@ export async function startControlPlane (options: UpOptions): Promise<ControlPla
   let admission: AdmissionSetup | undefined
   // CEL rules run on a pool of sandbox threads, made when the first CRD with validation rules needs it.
   const cel = lazyCelRules(() => createSandboxPool({ size: o.celWorkers, limits: { deadlineMs: 250 } }))
-  const tracing = o.tracing === undefined ? undefined : createTracing({ ...o.tracing, serviceName: 'apiserver' })
+  // OpenTelemetry and its gRPC exporter are loaded only when tracing is configured: most servers never trace.
+  const tracing = o.tracing === undefined ? undefined : (await import('../tracing/tracing.js')).createTracing({ ...o.tracing, serviceName: 'apiserver' })
   try {
     // Tokens are checked against the objects they are bound to, in the registry the reviews live in: hence the getter.
     let built: Registry | undefined

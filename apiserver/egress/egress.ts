@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs'
 import { connect as netConnect, isIP } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { connect as tlsConnect, type TLSSocket } from 'node:tls'
-import { Agent, Client, ProxyAgent, type Dispatcher } from 'undici'
+import { Agent, Client, ProxyAgent, type buildConnector, type Dispatcher } from 'undici'
 import type { EgressClass, EgressConnection, EgressSettings } from './config.js'
-import { createKonnectivity, type Konnectivity } from './konnectivity.js'
+import type { Konnectivity } from './konnectivity.js'
 
 /** How the target itself is verified and what the API server presents to it (undici's connect options). */
 export interface TargetTls {
@@ -85,12 +85,28 @@ async function secure (raw: Duplex | undefined, host: string, port: number, tls:
   })
 }
 
+/**
+ * A konnectivity client whose module (gRPC, protobufjs, the tunnel's definitions) is loaded when a connection first
+ * goes through it: most API servers have no konnectivity class and never pay for those libraries.
+ */
+function lazyKonnectivity (udsName: string): Konnectivity {
+  let opened: Promise<Konnectivity> | undefined
+  const open = async (): Promise<Konnectivity> => await (opened ??= import('./konnectivity.js').then(m => m.createKonnectivity(udsName)))
+  return {
+    async tunnel (address, timeoutMs) { return await (await open()).tunnel(address, timeoutMs) },
+    connector (tls): buildConnector.connector {
+      return (opts, callback) => { open().then(k => { k.connector(tls)(opts, callback) }, (err: Error) => { callback(err, null) }) }
+    },
+    close () { void opened?.then(k => { k.close() }, () => {}) }
+  }
+}
+
 export function createEgress (settings: EgressSettings = {}): Egress {
   // One konnectivity client (gRPC channel) per class on the GRPC protocol, made when first used.
   const tunnels = new Map<EgressClass, Konnectivity>()
   const konnectivity = (cls: EgressClass, udsName: string): Konnectivity => {
     let k = tunnels.get(cls)
-    if (k === undefined) tunnels.set(cls, k = createKonnectivity(udsName))
+    if (k === undefined) tunnels.set(cls, k = lazyKonnectivity(udsName))
     return k
   }
   return {

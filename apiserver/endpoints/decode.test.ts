@@ -10,6 +10,8 @@ t.test('finds duplicate JSON keys with their paths', async t => {
   t.same(findDuplicateKeys('{"spec":{"containers":[{"name":"a"},{"name":"b","name":"c"}]}}'), ['spec.containers[1].name'])
   t.same(findDuplicateKeys('{"a":{"b":1},"c":{"b":1},"k\\u0041":1,"kA":2}'), ['kA'])
   t.same(findDuplicateKeys('{"x":[[1,{"y":1,"y":2}]]}'), ['x[0][1].y'])
+  // values ending in escaped backslashes, and escaped quotes, end where JSON says
+  t.same(findDuplicateKeys(JSON.stringify({ a: '\\', b: '"', c: '\\"x"' }).slice(0, -1) + ',"a":"q","b":1}'), ['a', 'b'])
 })
 
 t.test('finds duplicate YAML keys with their paths', async t => {

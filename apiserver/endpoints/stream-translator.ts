@@ -6,7 +6,7 @@
 
 import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { WebSocketServer, type RawData, type WebSocket } from 'ws'
+import type { RawData, WebSocket, WebSocketServer } from 'ws'
 import { internalError, StatusError, type StatusReason } from '../errors/status-error.js'
 import { SpdySession, type SpdyStream } from '../spdy/session.js'
 import type { UpgradeAnswer } from '../spdy/upgrade.js'
@@ -63,14 +63,19 @@ function asBuffer (data: RawData): Buffer {
 }
 
 export function createStreamTranslator (): StreamTranslator {
-  const channels = new WebSocketServer({ noServer: true, handleProtocols: offered => offered.has(V5_CHANNEL_PROTOCOL) ? V5_CHANNEL_PROTOCOL : false })
-  // `SPDY/3.1+portforward.k8s.io` is not an RFC 7230 token (the `/`), which ws refuses to parse: the offer is taken off
-  // the request before ws sees it and the answer names the protocol itself.
-  const tunnels = new WebSocketServer({ noServer: true })
   const tunnelled = new WeakSet<IncomingMessage>()
-  tunnels.on('headers', (headers: string[], req: IncomingMessage) => {
-    if (tunnelled.has(req)) headers.push(`Sec-WebSocket-Protocol: ${PORT_FORWARD_TUNNEL_PROTOCOL}`)
-  })
+  // ws is loaded with the first exec, attach or port-forward stream (an upgraded socket holds its bytes until then).
+  let servers: Promise<{ channels: WebSocketServer, tunnels: WebSocketServer }> | undefined
+  const wsServers = async (): Promise<{ channels: WebSocketServer, tunnels: WebSocketServer }> => await (servers ??= import('ws').then(({ WebSocketServer }) => {
+    const channels = new WebSocketServer({ noServer: true, handleProtocols: offered => offered.has(V5_CHANNEL_PROTOCOL) ? V5_CHANNEL_PROTOCOL : false })
+    // `SPDY/3.1+portforward.k8s.io` is not an RFC 7230 token (the `/`), which ws refuses to parse: the offer is taken
+    // off the request before ws sees it and the answer names the protocol itself.
+    const tunnels = new WebSocketServer({ noServer: true })
+    tunnels.on('headers', (headers: string[], req: IncomingMessage) => {
+      if (tunnelled.has(req)) headers.push(`Sec-WebSocket-Protocol: ${PORT_FORWARD_TUNNEL_PROTOCOL}`)
+    })
+    return { channels, tunnels }
+  }))
   const sessions = new Set<{ destroy(): void }>()
 
   function finishWith (ws: WebSocket, status: Buffer): void {
@@ -159,12 +164,15 @@ export function createStreamTranslator (): StreamTranslator {
 
   return {
     translate (req, socket, head, flags, open) {
-      channels.handleUpgrade(req, socket, head, ws => {
-        ws.on('error', () => ws.terminate())
-        run(ws, flags, open).catch(err => finishWith(ws, Buffer.from(JSON.stringify(internalError(err).toStatus()))))
-      })
+      wsServers().then(({ channels }) => {
+        channels.handleUpgrade(req, socket, head, ws => {
+          ws.on('error', () => ws.terminate())
+          run(ws, flags, open).catch(err => finishWith(ws, Buffer.from(JSON.stringify(internalError(err).toStatus()))))
+        })
+      }, () => socket.destroy())
     },
     async tunnel (req, socket, head, open) {
+      const { tunnels } = await wsServers()
       const upstream = await open('portforward.k8s.io')
       if (upstream.answer.status !== 101) {
         upstream.socket.destroy()
@@ -190,9 +198,11 @@ export function createStreamTranslator (): StreamTranslator {
     },
     close () {
       for (const s of [...sessions]) s.destroy()
-      for (const c of channels.clients) c.terminate()
-      for (const c of tunnels.clients) c.terminate()
-      channels.close(); tunnels.close()
+      void servers?.then(({ channels, tunnels }) => {
+        for (const c of channels.clients) c.terminate()
+        for (const c of tunnels.clients) c.terminate()
+        channels.close(); tunnels.close()
+      })
     }
   }
 }

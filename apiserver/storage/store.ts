@@ -157,6 +157,11 @@ export interface WatchCallbacks {
 }
 
 export interface Store {
+  /**
+   * False when the store's requested progress notifications may run ahead of events still queued for a watch (etcd
+   * before 3.4.24 / 3.5.8): a cache must not take them as proof that it holds everything up to their revision.
+   */
+  readonly reliableProgress?: boolean
   /** The revision of the newest committed write (0 for an empty store). */
   currentRevision(): Revision
   /** The oldest revision still readable; reads and watches from before it fail with Compacted. */

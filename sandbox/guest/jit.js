@@ -10,6 +10,7 @@
 // name or constant is ever spliced into the source.
 
 import { callCost, checkRange, CostLimitError, actualSize, FIXED_ONE } from './cost.js'
+import { learnValue, ranged, typeTest, RELATIONAL, RELATIONAL_JS } from './jit-fast.js'
 
 class Unsupported extends Error {}
 
@@ -40,6 +41,22 @@ function createHelpers(meter) {
     },
     isFatal,
     checkRange,
+    /** A root variable through the library's typed lookup (the fast path's fallback); learns its constructor. */
+    idSlow(node, ev, ctx) {
+      const v = checkRange(node.evaluate(ev, node, ctx))
+      learnValue(node, v, ev)
+      return v
+    },
+    /** A field selection through the library's handler (the fast path's fallback); learns the constructors. */
+    fieldSlow(node, o, ev) {
+      const v = node.handle(o, node.right, node, ev)
+      learnValue(node, v, ev)
+      if (node.__oc === undefined && o !== null && typeof o === 'object') {
+        const m = ev.objectTypesByConstructor.get(o.constructor)
+        if (m && m.fields && m.fields[node.right] === node.checkedType && !(o instanceof Map)) node.__oc = o.constructor
+      }
+      return v
+    },
     callCost,
     actualSize,
     items(ev, args, coll) {
@@ -80,7 +97,7 @@ function createHelpers(meter) {
 }
 
 /**
- * Returns `(ev, ctx) => value` for the program, or undefined when the root cannot be compiled.
+ * Returns `(ev, ctx, vars) => value` for the program, or undefined when the root cannot be compiled.
  * `meter` is the shared runtime meter ({cost, limit, stack}).
  */
 export function compileToJs(root, meter) {
@@ -114,14 +131,21 @@ export function compileToJs(root, meter) {
           return out
         }
         // root variables and constants: the node's own evaluation (alternates, typed lookup)
-        lines.push(`const ${out} = H.checkRange(${n}.evaluate(ev, ${n}, ctx));`, charge(`(${out} !== null && typeof ${out} === 'object' && ${out}.constructor && ${out}.constructor.celNamespace ? 0 : 1)`))
+        const test = typeTest(node.checkedType, out, n, true)
+        if (test) lines.push(`let ${out} = V[${n}.args];`, `if (!(${test})) ${out} = H.idSlow(${n}, ev, ctx);`)
+        else lines.push(`const ${out} = H.checkRange(${n}.evaluate(ev, ${n}, ctx));`)
+        lines.push(charge(`(${out} !== null && typeof ${out} === 'object' && ${out}.constructor && ${out}.constructor.celNamespace ? 0 : 1)`))
         return out
       }
       case '.':
       case '.?': {
         if (!node.handle) return delegate(node, out, n, inLoop)
         const o = emit(node.args[0], scope, inLoop)
-        lines.push(`const ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
+        const test = node.op === '.' && node.args[0].checkedType?.kind === 'message' ? typeTest(node.checkedType, out, n, false) : undefined
+        if (test) {
+          lines.push(`let ${out} = ${o} !== null && ${o} !== undefined && ${n}.__oc !== undefined && ${o}.constructor === ${n}.__oc ? ${o}[${n}.right] : undefined;`)
+          lines.push(`if (!(${test})) ${out} = H.fieldSlow(${n}, ${o}, ev);`, charge(1))
+        } else lines.push(`const ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
         return out
       }
       case '[]':
@@ -174,7 +198,11 @@ export function compileToJs(root, meter) {
     if (BINARY.has(node.op) && node.handle) {
       const l = emit(node.args[0], scope, inLoop)
       const r = emit(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = H.checkRange(${n}.handle(${l}, ${r}, ${n}, ev));`)
+      const js = RELATIONAL_JS[node.args[0].checkedType?.name]
+      if (RELATIONAL.has(node.op) && js && node.args[1].checkedType?.name === node.args[0].checkedType.name) {
+        // the library's own overload for these operand types is JavaScript's operator; other values take the handler
+        lines.push(`const ${out} = typeof ${l} === '${js}' && typeof ${r} === '${js}' ? ${l} ${node.op} ${r} : ${n}.handle(${l}, ${r}, ${n}, ev);`)
+      } else lines.push(`const ${out} = ${ranged(node, `${n}.handle(${l}, ${r}, ${n}, ev)`)};`)
       lines.push(charge(FIXED_BINARY.has(node.op) || scalarOperands(node) ? '1' : `H.callCost(${n}.op, [${l}, ${r}], ${out})`))
       return out
     }
@@ -222,12 +250,12 @@ export function compileToJs(root, meter) {
     const name = node.args[0]
     if (node.op === 'call') {
       const args = emitAll(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = H.checkRange(${n}.handle([${args.join(', ')}], ${n}, ev));`)
+      lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ${n}, ev)`)};`)
       lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
       return out
     }
     const args = emitAll([node.args[1], ...node.args[2]], scope, inLoop)
-    lines.push(`const ${out} = H.checkRange(${n}.handle([${args.join(', ')}], ev, ${n}));`)
+    lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ev, ${n})`)};`)
     lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
     return out
   }
@@ -279,7 +307,8 @@ export function compileToJs(root, meter) {
   /** A macro's comprehension, as the library's loops run it, with the meter's hidden-step costs. */
   function comprehension(node, a, scope, inLoop) {
     const kind = a.kind === 'quantifier' ? (a.init.args === true ? 'all' : a.init.args === false ? 'exists' : 'one') : 'map'
-    const A = `${ref(node)}.__alt.args`
+    const A = local()
+    lines.push(`const ${A} = ${ref(node)}.__alt.args;`)
     const coll = emit(a.iterable, scope, inLoop)
     const out = local()
     const items = local()
@@ -294,12 +323,16 @@ export function compileToJs(root, meter) {
     inner.set('@accu', accu)
     lines.push(`const ${items} = H.items(ev, ${A}, ${coll});`)
     lines.push(`let ${accu} = ${emit(a.init, scope, inLoop)};`)
-    lines.push(`let ${steps} = 0, ${err}, ${out};`)
+    lines.push(`let ${steps} = 0, ${err}, ${out}, ${stepVal};`)
     lines.push(`for (let ${i} = 0; ; ${i}++) {`)
     const fatal = a.errorsAreFatal
     if (fatal) lines.push(`if (${i} >= ${items}.length || (${A}.condition && !${A}.condition(${accu}))) break;`)
     else lines.push(`if (${i} >= ${items}.length) break;`, `if (!${A}.condition(${accu})) break;`)
-    lines.push(`const ${iter} = ${A}.iterCtx.setIterValue(${items}[${i}], ev).iterValue;`)
+    // the library's setIterValue: the type test, else its conversion or error (its stored iterValue is only read by
+    // the interpreter, which never runs inside a compiled loop)
+    const iterTest = typeTest(a.iterCtx?.iterType, iter, undefined, false)
+    if (iterTest) lines.push(`let ${iter} = ${items}[${i}];`, `if (!(${iterTest})) ${iter} = ${A}.iterCtx.setIterValue(${iter}, ev).iterValue;`)
+    else lines.push(`const ${iter} = ${A}.iterCtx.setIterValue(${items}[${i}], ev).iterValue;`)
     const quantStep = kind === 'all' || kind === 'exists'
     if (!fatal) lines.push('try {')
     let stepOut
@@ -335,7 +368,7 @@ export function compileToJs(root, meter) {
     throw err
   }
   const body = `const M = H.meter;\n${lines.join('\n')}\nreturn ${result};`
-  const fn = new Function('H', 'N', 'ev', 'ctx', body)
+  const fn = new Function('H', 'N', 'ev', 'ctx', 'V', body)
   const helpers = createHelpers(meter)
-  return (ev, ctx) => fn(helpers, nodes, ev, ctx)
+  return (ev, ctx, vars) => fn(helpers, nodes, ev, ctx, vars)
 }

@@ -9,6 +9,7 @@ import { Optional } from 'cel-lib/optional.js'
 import { Environment } from 'cel-lib/evaluator.js'
 import { installMeter, installCheckerHook, beginRoot, finishRoot, CostLimitError } from './cost.js'
 import { TypeChecker } from 'cel-lib/type-checker.js'
+import { RootContext } from 'cel-lib/registry.js'
 import { registerKubernetesLibraries, deepEqual } from './k8s-lib.js'
 import { createSchemaTypes } from './schema.js'
 import { encode, fromJson } from './values.js'
@@ -19,8 +20,11 @@ import { createValidator } from './validate.js'
 import { compileToJs } from './jit.js'
 import { overrideHandlers } from './overrides.js'
 import { celGoIssue, formatIssue } from './celgo-errors.js'
+import { projectionOf } from './projection.js'
 
-const meter = { cost: 0, limit: Infinity, stack: [] }
+const meter = { cost: 0, limit: Infinity, stack: [], vars: undefined }
+/** Compiled programs read root variables from meter.vars (the plain object runProgram was given). */
+const NO_VARS = Object.create(null)
 const environments = new Map()
 const programs = new Map()
 /** The converted variables of the host's current generation, per environment (see sandbox.ts). */
@@ -56,9 +60,11 @@ function environmentFor(spec) {
     const inner = decl.schema ? types.typeOf(decl.schema) : decl.type ?? 'dyn'
     const type = decl.optional ? `optional<${inner}>` : inner
     env.registerVariable(name, type)
-    vars[name] = { decl, type }
+    // a schema variable's converter is built once here (the per-call work is then the conversion itself)
+    vars[name] = { decl, type, convert: decl.schema ? types.converterFor(decl.schema) : undefined }
   }
-  e = { env, types, vars, libs }
+  const optionalNames = Object.keys(vars).filter((n) => vars[n].decl.optional)
+  e = { env, types, vars, libs, optionalNames }
   environments.set(key, e)
   return e
 }
@@ -129,11 +135,20 @@ function compile(req) {
       rethrowIfFatal(err)
       jit = undefined
     }
-    if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => jit(ev, ctx)
   }
   const id = nextId++
-  programs.set(id, { parsed, e, compiled: Boolean(jit) })
-  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit) }
+  const program = { parsed, e, compiled: Boolean(jit), jit, ev: undefined }
+  // the library's evaluator is reachable only through its call of the root node; kept for direct calls (runProgram)
+  if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => ((program.ev ??= ev), jit(ev, ctx, meter.vars ?? NO_VARS))
+  programs.set(id, program)
+  let reads
+  try {
+    reads = projectionOf(parsed.ast, e)
+  } catch (err) {
+    rethrowIfFatal(err)
+    reads = undefined
+  }
+  return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit), projection: reads?.projection, reads }
 }
 
 const REGEX_FUNCTIONS = new Set(['matches', 'find', 'findAll'])
@@ -168,19 +183,26 @@ function checkConstantRegexes(node) {
 
 function bindVariables(e, vars) {
   const ctx = {}
-  for (const [name, value] of Object.entries(vars ?? {})) {
-    const v = e.vars[name]
-    if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
-    if (v.decl.optional) ctx[name] = value === undefined || value === null ? Optional.none() : Optional.of(convertOne(e, v, value))
-    else ctx[name] = convertOne(e, v, value)
+  if (vars) {
+    const names = Object.keys(vars)
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      const value = vars[name]
+      const v = hasOwn(e.vars, name) ? e.vars[name] : undefined
+      if (!v) throw Object.assign(new Error(`undeclared variable ${name}`), { inputError: true })
+      if (v.decl.optional) ctx[name] = value === undefined || value === null ? Optional.none() : Optional.of(convertOne(e, v, value))
+      else ctx[name] = convertOne(e, v, value)
+    }
   }
-  for (const [name, v] of Object.entries(e.vars)) if (v.decl.optional && !(name in ctx)) ctx[name] = Optional.none()
+  for (const name of e.optionalNames) if (!(name in ctx)) ctx[name] = Optional.none()
   return ctx
 }
 
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k)
+
 function convertOne(e, v, value) {
   if (e.libs.Authorizer && v.type === 'kubernetes.authorization.Authorizer') return new e.libs.Authorizer(value?.user ?? '')
-  if (v.decl.schema) return e.types.convert(v.decl.schema, value)
+  if (v.convert) return v.convert(value)
   return fromJson(value, v.type)
 }
 
@@ -189,9 +211,12 @@ export function runProgram(p, ctx, limit) {
   meter.cost = 0
   meter.limit = limit ?? Infinity
   meter.stack.length = 0
+  meter.vars = ctx
   try {
     if (p.compiled) {
-      const value = p.parsed(ctx)
+      // what the library's program call does for a checked AST (a RootContext over ctx, the root's evaluation),
+      // without its two wrapper calls once the evaluator is known
+      const value = p.ev !== undefined ? p.jit(p.ev, new RootContext(p.ev.registry, ctx), ctx) : p.parsed(ctx)
       return { ok: true, value, cost: meter.cost }
     }
     beginRoot(p.parsed.ast)
@@ -205,6 +230,7 @@ export function runProgram(p, ctx, limit) {
     return { ...errorOut('CEL_ERR_EVAL', err), cost: meter.cost }
   } finally {
     meter.stack.length = 0
+    meter.vars = undefined
   }
 }
 
@@ -284,6 +310,44 @@ function release(req) {
 
 const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
 
+/** A result as JSON; a bool result (most rules) is written without building and serializing an object. */
+function resultJson(r) {
+  return r.ok && r.value.t === 'bool' ? `{"ok":true,"value":{"t":"bool","v":${r.value.v}},"cost":${r.cost}}` : JSON.stringify(r)
+}
+
 const api = { compile, evaluate, evaluateMany, release, ...validator }
 globalThis.__orch = {}
 for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) => JSON.stringify(fn(JSON.parse(json)))
+/**
+ * The hot path: evaluate(id, gen, limit) over the cached variables of generation `gen`, or with `varsJson` (the
+ * variables' JSON text) when they are not cached; arguments are plain numbers and one string, not a request JSON.
+ */
+globalThis.__orch.evaluateArgs = (id, gen, limit, varsJson) =>
+  resultJson(evaluate({ id, gen, limit, vars: varsJson === undefined ? undefined : JSON.parse(varsJson) }))
+/**
+ * evaluateProjected(id, limit, varsJson?): the program over its projected variables (only what it reads), which it
+ * keeps converted while they are small; without `varsJson`, over the ones it kept (the host saw the same JSON).
+ */
+globalThis.__orch.evaluateProjected = (id, limit, varsJson) => resultJson(evaluateProjected(id, limit, varsJson))
+
+/** Projected variables up to this many characters of JSON stay converted with their program (one set each). */
+const PROJECTED_CACHE_CHARS = 4096
+
+function evaluateProjected(id, limit, varsJson) {
+  const p = programs.get(id)
+  if (!p) return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: `no program ${id}` }
+  if (varsJson === undefined) {
+    if (!p.projectedCtx) return { ok: false, code: 'SANDBOX_RETRY_WITH_VARS', message: 'variables not cached' }
+    return runWithExtra(p, p.projectedCtx, undefined, limit)
+  }
+  p.projectedCtx = undefined
+  let ctx
+  try {
+    ctx = bindVariables(p.e, JSON.parse(varsJson))
+  } catch (err) {
+    rethrowIfFatal(err)
+    return { ok: false, code: 'SANDBOX_ERR_INPUT', message: err.message }
+  }
+  if (varsJson.length <= PROJECTED_CACHE_CHARS) p.projectedCtx = ctx
+  return runWithExtra(p, ctx, undefined, limit)
+}

@@ -209,6 +209,21 @@ export function createSchemaTypes(env, definitions = {}, prefix = 'orch.Object')
     }
   }
 
+  /**
+   * CEL field name -> JSON property name of an object schema that converts to an object type (what a host may
+   * project an object onto), or undefined for other schemas (maps, dyn, scalars).
+   */
+  function fieldNames(schema) {
+    const s = resolve(schema)
+    if (s['x-orch-int-or-string'] || s.type !== 'object' || !(s.properties || s['x-orch-embedded-resource'])) return undefined
+    const out = new Map()
+    for (const k of Object.keys({ ...embeddedProps(s), ...(s.properties ?? {}) })) {
+      const f = escapeName(k)
+      if (f) out.set(f, k)
+    }
+    return out
+  }
+
   /** Size bounds: strings in characters, lists in items, maps in entries; `elem`/`fields` for children. */
   function shape(schema) {
     const s = resolve(schema)
@@ -241,7 +256,7 @@ export function createSchemaTypes(env, definitions = {}, prefix = 'orch.Object')
     return out
   }
 
-  return { typeOf, convert, shape }
+  return { typeOf, convert, converterFor, shape, fieldNames }
 }
 
 /** Plain JSON under a dyn type: integral numbers become int, as Kubernetes' unstructured values do. */

@@ -7,7 +7,7 @@
 
 import type { Attributes, Authorizer, UserInfo } from '../../auth/types.js'
 import { nonResourceAttributes, resourceAttributes } from '../../auth/types.js'
-import { createSandbox, type AuthorizationDecision, type AuthorizationRequest } from '../../../sandbox/sandbox.js'
+import type { AuthorizationDecision, AuthorizationRequest } from '../../../sandbox/sandbox.js'
 import type { ExpressionEvaluator } from '../../../sandbox/expression-evaluator.js'
 
 const MAX_ROUNDS = 8
@@ -28,6 +28,8 @@ function attributesOf (r: AuthorizationRequest, requester: UserInfo): Attributes
 /** An evaluator of authorizer-using expressions; variables must carry `request.userInfo` (the requester). */
 export async function createAuthorizerEvaluator (authorizer: Authorizer): Promise<ExpressionEvaluator> {
   const state: { known: Map<string, AuthorizationDecision>, misses: Map<string, AuthorizationRequest> } = { known: new Map(), misses: new Map() }
+  // The sandbox (QuickJS) is loaded when the first policy using `authorizer` is compiled.
+  const { createSandbox } = await import('../../../sandbox/sandbox.js')
   const sandbox = await createSandbox({
     authorize: (r) => {
       const d = state.known.get(keyOf(r))

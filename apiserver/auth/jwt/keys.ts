@@ -6,7 +6,7 @@
 // later without a restart.
 
 import { Agent, request, type Dispatcher } from 'undici'
-import { compactVerify, importJWK, type JWK, type KeyLike } from 'jose'
+import type { JWK, KeyLike } from 'jose'
 import { boundedText } from '../bounded-body.js'
 
 /** Largest discovery document or key set read (1 MiB). */
@@ -61,6 +61,9 @@ export function createIssuerKeys (o: IssuerKeysOptions): IssuerKeys {
   const timeoutMs = o.timeoutMs ?? 10_000
   const agent: Dispatcher = new Agent({ connect: o.certificateAuthority !== undefined && o.certificateAuthority !== '' ? { ca: o.certificateAuthority } : {} })
   const imported = new WeakMap<JWK, Map<string, KeyLike | Uint8Array>>()
+  // jose is loaded with the first token checked (an API server without OIDC issuers never loads it).
+  let jose: Promise<typeof import('jose')> | undefined
+  const lib = async (): Promise<typeof import('jose')> => await (jose ??= import('jose'))
   let loaded: Loaded | undefined
   let loading: Promise<Loaded> | undefined
   let lastAttempt = -Infinity
@@ -106,14 +109,14 @@ export function createIssuerKeys (o: IssuerKeysOptions): IssuerKeys {
     let byAlg = imported.get(jwk)
     if (byAlg === undefined) imported.set(jwk, (byAlg = new Map()))
     let key = byAlg.get(alg)
-    if (key === undefined) byAlg.set(alg, (key = await importJWK(jwk, alg)))
+    if (key === undefined) byAlg.set(alg, (key = await (await lib()).importJWK(jwk, alg)))
     return key
   }
 
   async function tryKeys (set: Loaded, token: string, algorithms: string[], alg: string, kid: unknown): Promise<Uint8Array | undefined> {
     for (const jwk of candidates(set.jwks, alg, kid)) {
       try {
-        return (await compactVerify(token, await keyFor(jwk, alg), { algorithms })).payload
+        return (await (await lib()).compactVerify(token, await keyFor(jwk, alg), { algorithms })).payload
       } catch { /* the next key may match */ }
     }
     return undefined

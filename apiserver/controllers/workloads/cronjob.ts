@@ -1,7 +1,7 @@
 // The CronJob controller: creates a Job at each scheduled time (cron syntax, @-macros, IANA time zones), honouring
 // concurrencyPolicy, startingDeadlineSeconds, suspend and the history limits, as Kubernetes' CronJob v2 controller.
 
-import { CronExpressionParser } from 'cron-parser'
+import type { CronExpressionParser } from 'cron-parser'
 import { QueueController, type ControllerContext, type ReconcileResult } from '../controller.js'
 import { RESOURCES, type Obj } from '../client/types.js'
 import { keyOf, splitKey, type SharedInformer } from '../informer.js'
@@ -19,9 +19,9 @@ function jobFinished (job: Obj): 'Complete' | 'Failed' | undefined {
 }
 
 /** The latest schedule time in (after, now], the count of missed ones, and the next one after now. */
-export function scheduleTimes (schedule: string, timeZone: string | undefined, after: number, now: number): { latest?: number, missed: number, next: number } {
+export function scheduleTimes (parser: typeof CronExpressionParser, schedule: string, timeZone: string | undefined, after: number, now: number): { latest?: number, missed: number, next: number } {
   const tz = timeZone ?? 'UTC'
-  const it = CronExpressionParser.parse(schedule, { currentDate: new Date(after), tz })
+  const it = parser.parse(schedule, { currentDate: new Date(after), tz })
   let latest: number | undefined
   let missed = 0
   for (;;) {
@@ -30,9 +30,9 @@ export function scheduleTimes (schedule: string, timeZone: string | undefined, a
     latest = t
     if (++missed > MAX_MISSED) {
       // Jump: the most recent time before now is what matters.
-      const back = CronExpressionParser.parse(schedule, { currentDate: new Date(now + 1), tz })
+      const back = parser.parse(schedule, { currentDate: new Date(now + 1), tz })
       latest = back.prev().getTime()
-      const fwd = CronExpressionParser.parse(schedule, { currentDate: new Date(now), tz })
+      const fwd = parser.parse(schedule, { currentDate: new Date(now), tz })
       return { latest, missed, next: fwd.next().getTime() }
     }
   }
@@ -41,6 +41,8 @@ export function scheduleTimes (schedule: string, timeZone: string | undefined, a
 export class CronJobController extends QueueController {
   private readonly cronJobs: SharedInformer
   private readonly jobs: SharedInformer
+  /** cron-parser (and luxon under it) is loaded when the first CronJob is synced: most clusters have none. */
+  private parser: Promise<typeof CronExpressionParser> | undefined
 
   constructor (c: ControllerContext) {
     super('cronjob', c)
@@ -69,10 +71,11 @@ export class CronJobController extends QueueController {
     await this.cleanupHistory(cj, owned)
     if (cj.spec?.suspend === true) { await writeStatus(this.c, RESOURCES.cronJobs, cj, status); return }
 
+    const parser = await (this.parser ??= import('cron-parser').then(m => m.CronExpressionParser))
     let times: ReturnType<typeof scheduleTimes>
     try {
       const since = Date.parse(String(status.lastScheduleTime ?? cj.metadata.creationTimestamp))
-      times = scheduleTimes(String(cj.spec.schedule), cj.spec.timeZone ?? undefined, since, now)
+      times = scheduleTimes(parser, String(cj.spec.schedule), cj.spec.timeZone ?? undefined, since, now)
     } catch (err) {
       this.c.events.event(cj, 'Warning', 'UnparseableSchedule', `unparseable schedule: "${String(cj.spec?.schedule)}" : ${(err as Error).message}`)
       await writeStatus(this.c, RESOURCES.cronJobs, cj, status)

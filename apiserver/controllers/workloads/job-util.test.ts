@@ -1,4 +1,5 @@
 import t from 'tap'
+import { CronExpressionParser } from 'cron-parser'
 import { failurePolicyAction, formatIndexes, parseIndexes, podBackoffMs } from './job-util.js'
 import { scheduleTimes } from './cronjob.js'
 
@@ -26,13 +27,13 @@ t.test('pod back-off doubles from 10 s up to 6 minutes', async t => {
 
 t.test('cron schedule times: latest due, missed count, next, in a time zone', async t => {
   const at = (s: string): number => Date.parse(s)
-  const r = scheduleTimes('*/5 * * * *', undefined, at('2026-01-01T00:00:00Z'), at('2026-01-01T00:12:00Z'))
+  const r = scheduleTimes(CronExpressionParser, '*/5 * * * *', undefined, at('2026-01-01T00:00:00Z'), at('2026-01-01T00:12:00Z'))
   t.equal(r.latest, at('2026-01-01T00:10:00Z'))
   t.equal(r.missed, 2)
   t.equal(r.next, at('2026-01-01T00:15:00Z'))
-  const berlin = scheduleTimes('0 9 * * *', 'Europe/Berlin', at('2026-01-01T00:00:00Z'), at('2026-01-01T12:00:00Z'))
+  const berlin = scheduleTimes(CronExpressionParser, '0 9 * * *', 'Europe/Berlin', at('2026-01-01T00:00:00Z'), at('2026-01-01T12:00:00Z'))
   t.equal(berlin.latest, at('2026-01-01T08:00:00Z'), '09:00 in Berlin is 08:00 UTC in winter')
-  const none = scheduleTimes('@hourly', undefined, at('2026-01-01T00:00:00Z'), at('2026-01-01T00:30:00Z'))
+  const none = scheduleTimes(CronExpressionParser, '@hourly', undefined, at('2026-01-01T00:00:00Z'), at('2026-01-01T00:30:00Z'))
   t.equal(none.latest, undefined)
   t.equal(none.next, at('2026-01-01T01:00:00Z'))
 })

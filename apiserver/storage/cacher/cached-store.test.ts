@@ -18,7 +18,7 @@ if ('skip' in cluster) {
   const open = async (gate: boolean, prefix = `/cached-${++n}`): Promise<CachedStore> =>
     new CachedStore(await EtcdStore.open({ endpoints: cluster.endpoints, prefix }), { consistentListFromCache: gate, resourceOf: firstSegment })
 
-  t.test('conformance with ConsistentListFromCache on (current LISTs from the cache)', async t => {
+  t.test('conformance with ConsistentListFromCache on (current LISTs from the cache where etcd\'s progress answers are reliable)', async t => {
     const stores: CachedStore[] = []
     runStorageConformance(t, async () => { const s = await open(true); stores.push(s); return s })
     t.teardown(() => {
@@ -26,7 +26,10 @@ if ('skip' in cluster) {
       const fallbacks = stores.reduce((sum, s) => sum + s.stats.fallbacks, 0)
       const watches = stores.reduce((sum, s) => sum + s.stats.watchesFromCache, 0)
       t.comment(`LISTs served from the cache: ${served}, fell back to etcd: ${fallbacks}; watches served from the cache: ${watches}`)
-      if (served === 0) throw new Error('no LIST of the suite was served from the cache')
+      // On an etcd whose progress answers may run ahead of its events (Debian's 3.4.23) consistent LISTs read etcd.
+      const reliable = stores[0]?.reliableProgress === true
+      if (reliable && served === 0) throw new Error('no LIST of the suite was served from the cache')
+      if (!reliable && served > 0) throw new Error(`${served} consistent LISTs were served from the cache of an etcd before 3.4.24`)
     })
   })
 
@@ -49,7 +52,9 @@ if ('skip' in cluster) {
     }
     t.same(misses, [], 'every LIST saw the write before it')
     t.equal(a.stats.fallbacks + b.stats.fallbacks, 0, 'no LIST fell back to etcd')
-    t.ok(a.stats.fromCache >= 40 && b.stats.fromCache >= 40, `served from the caches (${a.stats.fromCache} / ${b.stats.fromCache})`)
+    // Debian's etcd 3.4.23 may answer progress requests ahead of queued events: there consistent LISTs read etcd.
+    if (a.reliableProgress) t.ok(a.stats.fromCache >= 40 && b.stats.fromCache >= 40, `served from the caches (${a.stats.fromCache} / ${b.stats.fromCache})`)
+    else t.equal(a.stats.fromCache + b.stats.fromCache, 0, 'an etcd whose progress answers may run ahead: every consistent LIST read etcd')
   })
 
   t.test('a quiet resource catches up through progress notifications: its list revision is etcd\'s latest', async t => {
@@ -74,14 +79,16 @@ if ('skip' in cluster) {
     t.equal(await count(off, () => off.list('w/', { notOlderThan: 0 })), 1, 'gate off: resourceVersion "0" from the cache')
     const page = await off.list('w/', { notOlderThan: off.currentRevision(), limit: 2 })
     t.same([page.items.length, page.remaining], [2, 3], 'a NotOlderThan page from the cache keeps limit and remaining')
-    t.equal(await count(on, () => on.list('w/')), 1, 'gate on: a consistent LIST from the cache')
+    const reliable = on.reliableProgress
+    t.equal(await count(on, () => on.list('w/')), reliable ? 1 : 0,
+      reliable ? 'gate on: a consistent LIST from the cache' : 'gate on, etcd before 3.4.24: a consistent LIST reads etcd')
     t.equal(await count(on, () => on.list('w/', { limit: 2 })), 0, 'gate on: a limited consistent LIST reads etcd (as v1.29)')
     t.equal(await count(on, () => on.list('w/', { revision: page.revision })), 0, 'an exact revision reads etcd')
     t.equal(await count(on, () => on.list('w/', { revision: page.revision, startKey: 'w/3', limit: 2 })), 0, 'a continue page reads etcd')
     const first = await on.list('w/', { limit: 2, scan: true })
     const next = await on.list('w/', { revision: first.revision, startKey: 'w/2', limit: 2, scan: true })
     t.same(next.items.map(kv => kv.key), ['w/2', 'w/3'], 'the pages of a scan come from one snapshot')
-    t.equal(on.stats.fromCache, 3)
+    t.equal(on.stats.fromCache, reliable ? 3 : 0)
   })
 
   t.test('watches from the cache: a later start replays its ring, each sees its prefix only, in order, each event once', async t => {

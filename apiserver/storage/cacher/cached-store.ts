@@ -30,14 +30,17 @@ export interface CacheStats {
 
 /**
  * Which LISTs a cache answers (kube-apiserver v1.29's rules): resourceVersion "0" and NotOlderThan (`notOlderThan`),
- * once the cache reached that revision; consistent ones (no resourceVersion) only with ConsistentListFromCache and no
- * limit, once the cache reached the store's latest revision (asked of the store by a cheap read; the cache catches up
+ * once the cache reached that revision; consistent ones (no resourceVersion) only with ConsistentListFromCache, no
+ * limit and a store whose progress answers never run ahead of its events (etcd 3.4.24 / 3.5.8 on), once the cache reached the store's latest revision (asked of the store by a cheap read; the cache catches up
  * on a quiet resource through progress notifications), or from the store when it did not within `waitMs`. Exact
  * revisions and continue pages read the store. The pages of a selector scan after the first come from the same cached
  * snapshot. Watches are served from the cache's events when it holds them all. Gets with `notOlderThan` come from the
  * cache once it reached that revision; writes and other gets go to the store.
  */
 export class CachedStore implements Store {
+  /** The inner store's (see Store.reliableProgress). */
+  get reliableProgress (): boolean | undefined { return this.inner.reliableProgress }
+
   readonly stats: CacheStats = { fromCache: 0, fallbacks: 0, watchesFromCache: 0, getsFromCache: 0 }
   private readonly caches = new Map<string, ResourceCache>()
   private readonly resourceOf: (prefix: string) => string | undefined
@@ -88,6 +91,8 @@ export class CachedStore implements Store {
       needed = opts.notOlderThan
     } else {
       if (!this.o.consistentListFromCache || ((opts.limit ?? 0) > 0 && !scan)) return await this.inner.list(prefix, opts)
+      // The cache could only catch up on a quiet resource by progress answers the store may send too early.
+      if (this.inner.reliableProgress === false) return await this.inner.list(prefix, opts)
       needed = await this.latestRevision(prefix)
     }
     const cache = this.cacheOf(resource)

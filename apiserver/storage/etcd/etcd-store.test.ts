@@ -3,7 +3,7 @@ import t from 'tap'
 import { runStorageConformance } from '../conformance.js'
 import { isStorageError } from '../store.js'
 import { startCompactor } from './compactor.js'
-import { EtcdStore } from './etcd-store.js'
+import { EtcdStore, progressIsReliable } from './etcd-store.js'
 import { startTestEtcd } from './etcd-for-tests.js'
 
 const cluster = startTestEtcd(3)
@@ -16,6 +16,16 @@ if ('skip' in cluster) {
   const open = (): Promise<EtcdStore> => EtcdStore.open({ endpoints: cluster.endpoints, prefix: `/conformance-${++n}` })
 
   t.test('conformance on a 3-member cluster', async t => { runStorageConformance(t, open) })
+
+  t.test('progress answers are trusted from etcd 3.4.24 and 3.5.8 on, as learned from the member at open', async t => {
+    const s = await open()
+    t.teardown(() => s.close())
+    const version = await s.serverVersion()
+    t.match(version, /^\d+\.\d+\.\d+/)
+    t.equal(s.reliableProgress, progressIsReliable(version), `etcd ${version}`)
+    const cases: Array<[string, boolean]> = [['3.4.23', false], ['3.4.24', true], ['3.5.7', false], ['3.5.8', true], ['3.6.0', true], ['3.3.27', false], ['', false], ['4.0.0', true]]
+    for (const [v, want] of cases) t.equal(progressIsReliable(v), want, `${v || '(none)'}: ${want}`)
+  })
 
   t.test('the compactor keeps one interval of history: it compacts to the revision seen a tick before', async t => {
     const s = await open()

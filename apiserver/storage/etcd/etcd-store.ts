@@ -27,6 +27,8 @@ export class EtcdStore implements Store {
   private readonly writer: TxnWriter
   private readonly watches = new Set<EtcdWatch>()
   private closed = false
+  /** See Store.reliableProgress: learned from the server's version at open. */
+  reliableProgress = false
 
   private constructor (opts: EtcdStoreOptions) {
     this.client = new EtcdClient({ endpoints: opts.endpoints, tls: opts.tls, callTimeoutMs: opts.callTimeoutMs, route: opts.route })
@@ -41,6 +43,7 @@ export class EtcdStore implements Store {
     try {
       await s.syncRevision()
       s.compacted = await s.probeCompacted()
+      s.reliableProgress = await s.serverVersion().then(progressIsReliable, () => false)
     } catch (err) {
       s.client.close()
       throw toStorageError(err, 'open')
@@ -209,6 +212,12 @@ export class EtcdStore implements Store {
     return this.writer.submit(spec)
   }
 
+  /** The version of the member answering (Maintenance.Status), e.g. "3.4.23". */
+  async serverVersion (): Promise<string> {
+    const res = await this.client.call('Maintenance', 'Status', {})
+    return String(res.version ?? '')
+  }
+
   private async syncRevision (): Promise<void> {
     const res = await this.client.call('KV', 'Range', { key: PROBE_KEY, countOnly: true })
     this.observe(res.header.revision)
@@ -238,4 +247,18 @@ export class EtcdStore implements Store {
     }
     return hi
   }
+}
+
+/**
+ * Whether an etcd of this version answers a progress request only after the events queued before it (fixed in 3.4.24
+ * and 3.5.8, etcd-io/etcd#15220). One member's answer stands for the cluster; an unknown version counts as not.
+ */
+export function progressIsReliable (version: string): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(version)
+  if (m === null) return false
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  if (major !== 3) return major > 3
+  if (minor === 4) return patch >= 24
+  if (minor === 5) return patch >= 8
+  return minor > 5
 }
