@@ -7,6 +7,9 @@
 // REPS (LISTs per phase and round), ROUNDS, CONCURRENCY (creating POSTs), ORCH_ROOT: the tree whose bin/orch.js is
 // measured, default this one; ORCH_NODE_ARGS: node flags for it (e.g. --cpu-prof); DATA_ROOT: where the populated
 // data directories live and are kept for later runs, default a temporary directory removed at the end).
+// Selector case: SELECTOR_OBJECTS ConfigMaps (default 100000, 0: none), every SELECTOR_EVERY-th (default 100) labelled
+// sel=yes, the others sel=no; full and paged LISTs with labelSelector=sel=yes by BEFORE_ROOT's orch (a checkout
+// without the selector index, e.g. main) and ORCH_ROOT's, alternately in the same run (OBJECTS='' for this case only).
 // Prints one JSON line and writes benchmarks/results/list.json (LABEL adds a suffix).
 
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -17,7 +20,10 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 
-const SIZES = (process.env.OBJECTS ?? '10000,100000').split(',').map(Number)
+const SIZES = (process.env.OBJECTS ?? '10000,100000').split(',').map(Number).filter(n => n > 0)
+const SELECTOR_OBJECTS = Number(process.env.SELECTOR_OBJECTS ?? 100000)
+const SELECTOR_EVERY = Number(process.env.SELECTOR_EVERY ?? 100)
+const beforeRoot = process.env.BEFORE_ROOT
 const OBJECT_BYTES = Number(process.env.OBJECT_BYTES ?? 1024)
 const LIMIT = Number(process.env.LIMIT ?? 500)
 const REPS = Number(process.env.REPS ?? 3)
@@ -84,11 +90,11 @@ function readCreds (dataDir: string): Creds {
 }
 
 /** Starts `orch apiserver` on the data directory and waits until it answers a LIST. */
-async function startOrch (dataDir: string): Promise<{ server: ChildProcess, creds: Creds }> {
+async function startOrch (dataDir: string, tree = orchRoot): Promise<{ server: ChildProcess, creds: Creds }> {
   const kc = join(dataDir, 'kubeconfig')
   rmSync(kc, { force: true }) // written anew once the server listens (its port changes)
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '')
-  const server = spawn(process.execPath, [...nodeArgs, join(orchRoot, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
+  const server = spawn(process.execPath, [...nodeArgs, join(tree, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'], { stdio: ['ignore', 'ignore', 'inherit'] })
   const deadline = Date.now() + 120_000
   for (;;) {
     if (Date.now() > deadline) throw new Error('orch did not start')
@@ -102,16 +108,16 @@ async function startOrch (dataDir: string): Promise<{ server: ChildProcess, cred
   }
 }
 
-/** A data directory holding `objects` ConfigMaps, made once (through POSTs of a load process) and kept. */
-async function populated (objects: number): Promise<string> {
-  const dir = join(dataRoot, `cm-${objects}-${OBJECT_BYTES}`)
+/** A data directory holding `objects` ConfigMaps (every `labelEvery`-th sel=yes), made once (through POSTs of a load process) and kept. */
+async function populated (objects: number, labelEvery = 0): Promise<string> {
+  const dir = join(dataRoot, `cm-${objects}-${OBJECT_BYTES}${labelEvery > 0 ? `-sel${labelEvery}` : ''}`)
   if (existsSync(join(dir, 'populated'))) return dir
   rmSync(dir, { recursive: true, force: true })
   mkdirSync(dir, { recursive: true })
   const { server, creds } = await startOrch(dir)
   try {
     const load = spawn(process.execPath, ['--import', 'tsx', join(here, 'fanout/load.ts')], {
-      env: { ...process.env, URL: creds.url, CERT: creds.cert, KEY: creds.key, EVENTS: String(objects), CONCURRENCY: String(CONCURRENCY), OBJECT_BYTES: String(OBJECT_BYTES) },
+      env: { ...process.env, URL: creds.url, CERT: creds.cert, KEY: creds.key, EVENTS: String(objects), CONCURRENCY: String(CONCURRENCY), OBJECT_BYTES: String(OBJECT_BYTES), LABEL_EVERY: String(labelEvery) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc']
     })
     await message(load)
@@ -260,9 +266,67 @@ async function size (objects: number): Promise<Record<string, unknown>> {
   }
 }
 
+interface SelectorRun { tree: string, fullSeconds: number[], fullCpu: number, fullBytes: number, pagedSeconds: number[], pagedCpu: number, pages: number }
+
+/** One tree's round of the selector case: a fresh server, one untimed LIST, then REPS full and REPS paged LISTs. */
+async function selectorRound (dataDir: string, tree: string): Promise<SelectorRun> {
+  const { server, creds } = await startOrch(dataDir, tree)
+  const client = child('list/client.ts', { URL: creds.url, CERT: creds.cert, KEY: creds.key, LIMIT: String(LIMIT) })
+  const path = `${PATH}?labelSelector=${encodeURIComponent('sel=yes')}`
+  try {
+    await message(client)
+    await message(client, { cmd: 'full', path, reps: 1 })
+    const timed = async (cmd: string): Promise<Phase> => {
+      const cpu0 = cpuSeconds(server.pid!)
+      const r = await message<{ seconds: number[], bytes: number, pages: number }>(client, { cmd, path, reps: REPS })
+      return { ...r, cpu: (cpuSeconds(server.pid!) - cpu0) / REPS }
+    }
+    const full = await timed('full')
+    const paged = await timed('paged')
+    return { tree, fullSeconds: full.seconds, fullCpu: full.cpu, fullBytes: full.bytes, pagedSeconds: paged.seconds, pagedCpu: paged.cpu, pages: paged.pages }
+  } finally {
+    client.send({ cmd: 'stop' })
+    await stop(client)
+    await stop(server)
+  }
+}
+
+function selectorSummary (runs: SelectorRun[]): Record<string, number> {
+  const all = (f: (r: SelectorRun) => number[]): number[] => runs.flatMap(f)
+  return {
+    fullSecondsMin: r3(Math.min(...all(r => r.fullSeconds))), fullSecondsMedian: r3(median(all(r => r.fullSeconds))),
+    fullCpuMedian: r3(median(runs.map(r => r.fullCpu))), fullBytes: runs[0]!.fullBytes,
+    pagedSecondsMin: r3(Math.min(...all(r => r.pagedSeconds))), pagedSecondsMedian: r3(median(all(r => r.pagedSeconds))),
+    pagedCpuMedian: r3(median(runs.map(r => r.pagedCpu))), pages: runs[0]!.pages
+  }
+}
+
+/** The selector case: the tree without the index (BEFORE_ROOT) and this one, alternately, on the same data. */
+async function selectorCase (objects: number): Promise<Record<string, unknown>> {
+  const dataDir = await populated(objects, SELECTOR_EVERY)
+  const trees = beforeRoot === undefined ? [orchRoot] : [beforeRoot, orchRoot]
+  const runs: SelectorRun[] = []
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const tree of trees) {
+      runs.push(await selectorRound(dataDir, tree))
+      console.error(`selector ${objects} round ${r + 1} ${JSON.stringify(runs[runs.length - 1])}`)
+    }
+  }
+  const after = selectorSummary(runs.filter(x => x.tree === orchRoot))
+  const before = beforeRoot === undefined ? undefined : selectorSummary(runs.filter(x => x.tree === beforeRoot))
+  return {
+    objects, labelled: Math.ceil(objects / SELECTOR_EVERY), selector: 'sel=yes', beforeRoot, after, before,
+    // before / after (how many times faster the indexed LIST is), of the typical LIST
+    ...(before === undefined ? {} : { fullSpeedupMedian: r3(before.fullSecondsMedian! / after.fullSecondsMedian!), fullCpuRatio: r3(before.fullCpuMedian! / after.fullCpuMedian!), pagedSpeedupMedian: r3(before.pagedSecondsMedian! / after.pagedSecondsMedian!) }),
+    runs
+  }
+}
+
 const results = []
+let selector: Record<string, unknown> | undefined
 try {
   for (const n of SIZES) results.push(await size(n))
+  if (SELECTOR_OBJECTS > 0) selector = await selectorCase(SELECTOR_OBJECTS)
 } finally {
   if (process.env.DATA_ROOT === undefined) rmSync(dataRoot, { recursive: true, force: true })
 }
@@ -276,6 +340,7 @@ const result = {
   // Paged LIST time at 100k over that at 10k (10 = linear in the objects).
   ...(small !== undefined && large !== undefined ? { pagedGrowth10x: r3(large.orch.pagedSecondsMedian! / small.orch.pagedSecondsMedian!) } : {}),
   sizes: results,
+  selector,
   node: process.version,
   date: new Date().toISOString()
 }

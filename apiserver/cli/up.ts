@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path'
 import type { Logger } from 'pino'
 import { createApiServer, type ApiServer, type ApiServerOptions } from '../server.js'
 import { createRegistry } from '../registry/registry.js'
+import { selectorIndexer } from '../registry/selector-index.js'
 import { openLmdbStore } from '../storage/lmdb/index.js'
 import { electedWorkloads } from './elected-workloads.js'
 import type { EtcdOptions } from './etcd-flags.js'
@@ -169,7 +170,7 @@ async function openStore (o: UpOptions, egress: Egress): Promise<Store> {
     const { openEtcdBackend } = await import('./etcd-backend.js')
     return await openEtcdBackend(o.etcd, o.logger, egress, { consistentListFromCache: o.featureGates?.enabled('ConsistentListFromCache') === true })
   }
-  return await openLmdbStore({ path: join(o.dataDir, 'store'), logger: o.logger, quotaBytes: o.storage?.quotaBytes, reserveBytes: o.storage?.reserveBytes })
+  return await openLmdbStore({ path: join(o.dataDir, 'store'), logger: o.logger, quotaBytes: o.storage?.quotaBytes, reserveBytes: o.storage?.reserveBytes, indexer: selectorIndexer })
 }
 
 export async function startControlPlane (options: UpOptions): Promise<ControlPlane> {

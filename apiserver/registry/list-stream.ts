@@ -14,7 +14,8 @@ import type { Selector } from './selectors.js'
  */
 export const STREAM_CHUNK = 1000
 
-export interface StreamPlan { revision?: number, notOlderThan?: number, startKey?: string }
+/** `index`: the selector's index terms (ListOptions.index), when it has some. */
+export interface StreamPlan { revision?: number, notOlderThan?: number, startKey?: string, index?: string[] }
 
 /**
  * The first chunk (`joined`), read as a plain list would be (the answer's resourceVersion is its revision), and the
@@ -25,21 +26,21 @@ export interface StreamPlan { revision?: number, notOlderThan?: number, startKey
  */
 export async function streamList (core: ResourceCore, prefix: string, plan: StreamPlan, separator: Buffer, chunk = STREAM_CHUNK, selector?: Selector): Promise<ListResult> {
   const first = await joinedPage(core, prefix, {
-    revision: plan.revision, startKey: plan.startKey, limit: chunk, notOlderThan: plan.notOlderThan, noCount: true, scan: true
+    revision: plan.revision, startKey: plan.startKey, limit: chunk, notOlderThan: plan.notOlderThan, noCount: true, scan: true, index: plan.index
   }, separator, selector)
   const out: ListResult = { items: [], joined: first.bytes, resourceVersion: String(first.revision), continue: '' }
   if (first.remaining > 0 && first.lastKey !== undefined) {
-    out.rest = chunksAfter(core, prefix, first.revision, keyAfter(first.lastKey), separator, chunk, selector)
+    out.rest = chunksAfter(core, prefix, first.revision, keyAfter(first.lastKey), separator, chunk, selector, plan.index)
   }
   return out
 }
 
 async function * chunksAfter (core: ResourceCore, prefix: string, revision: number, startKey: string, separator: Buffer,
-  chunk: number, selector: Selector | undefined): AsyncGenerator<Buffer> {
+  chunk: number, selector: Selector | undefined, index: string[] | undefined): AsyncGenerator<Buffer> {
   for (;;) {
     let page: JoinedPage
     try {
-      page = await joinedPage(core, prefix, { revision, startKey, limit: chunk, noCount: true, scan: true }, separator, selector)
+      page = await joinedPage(core, prefix, { revision, startKey, limit: chunk, noCount: true, scan: true, index }, separator, selector)
     } catch (err) {
       throw toStatusError(err, { resource: core.qr, op: 'list', requested: revision })
     }

@@ -11,6 +11,7 @@ import { compileSelector, singleNameFromFieldSelector, type Selector } from './s
 import { continueExpired, decodeContinue, encodeContinue } from './continue-token.js'
 import { parseJson } from './object-meta.js'
 import { STREAM_CHUNK, joinedPage, streamList } from './list-stream.js'
+import { selectorIndexTerms } from './selector-index.js'
 
 interface ReadPlan {
   /** undefined = the current revision. */
@@ -68,8 +69,9 @@ export async function listObjects (core: ResourceCore, namespace: string, q: Lis
   const limit = q.limit !== undefined && q.limit > 0 ? Math.floor(q.limit) : 0
   try {
     const selecting = selector !== undefined && !selector.empty ? selector : undefined
-    if (q.stream !== undefined && limit === 0) return await streamList(core, prefix, plan, q.stream.separator, STREAM_CHUNK, selecting)
-    if (selecting !== undefined) return await listSelected(core, prefix, plan, limit, selecting)
+    const index = selecting === undefined ? undefined : selectorIndexTerms(resourcePrefix(core.def), selecting)
+    if (q.stream !== undefined && limit === 0) return await streamList(core, prefix, { ...plan, index }, q.stream.separator, STREAM_CHUNK, selecting)
+    if (selecting !== undefined) return await listSelected(core, prefix, plan, limit, selecting, index)
     return q.stream === undefined ? await listPlain(core, prefix, plan, limit) : await listPlainJoined(core, prefix, plan, limit, q.stream.separator)
   } catch (err) {
     if (plan.continueFrom !== undefined && isStorageError(err, 'Compacted')) throw continueExpired(plan.continueFrom, core.clock.now())
@@ -123,7 +125,8 @@ async function countAfter (core: ResourceCore, prefix: string, revision: number,
 
 const SCAN_PAGE = 500
 
-async function listSelected (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number, selector: Selector): Promise<ListResult> {
+/** Scans the keys under `prefix` (those having one of the `index` terms when the store keeps an index), checking each. */
+async function listSelected (core: ResourceCore, prefix: string, plan: ReadPlan, limit: number, selector: Selector, index: string[] | undefined): Promise<ListResult> {
   const items: Buffer[] = []
   let revision = plan.revision
   let startKey = plan.startKey
@@ -133,7 +136,7 @@ async function listSelected (core: ResourceCore, prefix: string, plan: ReadPlan,
   // limits (kube-apiserver v1.29 sends limited LISTs other than resourceVersion "0" to etcd).
   const scan = plan.revision === undefined && plan.startKey === undefined && (limit === 0 || plan.notOlderThan !== undefined)
   for (;;) {
-    const res = await core.store.list(prefix, { revision, startKey, limit: page, scan, notOlderThan: revision === undefined ? plan.notOlderThan : undefined })
+    const res = await core.store.list(prefix, { revision, startKey, limit: page, scan, notOlderThan: revision === undefined ? plan.notOlderThan : undefined, index })
     revision = res.revision
     for (let i = 0; i < res.items.length; i++) {
       const kv = res.items[i]

@@ -15,6 +15,9 @@ export interface Selector {
   readonly empty: boolean
   /** Set when the selector is exactly one `field=value`: watchers can be indexed by that value. */
   readonly exact?: { field: string, value: string, get: FieldGetter }
+  /** The parsed requirements (all must hold), for planning an indexed read. */
+  readonly labelRequirements: readonly LabelRequirement[]
+  readonly fieldRequirements: readonly FieldRequirement[]
   matches (obj: Record<string, unknown>): boolean
 }
 
@@ -187,6 +190,8 @@ export function compileSelector (labelSelector: string | undefined, fieldSelecto
   return {
     empty,
     exact: only === undefined ? undefined : { field: only.field, value: only.value, get: fields[only.field] },
+    labelRequirements: labels,
+    fieldRequirements: fieldReqs,
     matches (obj) {
       if (labels.length > 0) {
         const meta = obj.metadata as { labels?: Record<string, string> } | undefined

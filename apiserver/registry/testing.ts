@@ -9,15 +9,16 @@ import type { Store } from '../storage/store.js'
 import type { StatusError } from '../errors/status-error.js'
 import type { ApiWatchEvent, DecodedObject, FieldValidation, RequestContext, WatchEncoder, WatchSink } from './types.js'
 import { createRegistry, type OrchRegistry, type RegistryOptions } from './registry.js'
+import { selectorIndexer } from './selector-index.js'
 
 export const silentLogger = pino({ level: 'silent' })
 
 export interface Fixture { store: Store, registry: OrchRegistry, close(): Promise<void> }
 
-/** A store in a fresh temp dir and a started registry on it; `close` undoes both. */
-export async function openFixture (opts: Partial<RegistryOptions> & { retentionMs?: number } = {}): Promise<Fixture> {
+/** A store in a fresh temp dir (indexed as the API server's, unless `unindexed`) and a started registry on it; `close` undoes both. */
+export async function openFixture (opts: Partial<RegistryOptions> & { retentionMs?: number, unindexed?: boolean } = {}): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), 'orch-registry-'))
-  const store = await openLmdbStore({ path: dir, retentionMs: opts.retentionMs })
+  const store = await openLmdbStore({ path: dir, retentionMs: opts.retentionMs, indexer: opts.unindexed === true ? undefined : selectorIndexer })
   const registry = createRegistry({ store, logger: silentLogger, revisionWaitMs: 200, controllerRetryMs: 20, ...opts })
   await registry.start()
   return {

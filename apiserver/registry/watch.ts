@@ -3,8 +3,9 @@
 import { badRequest, invalid, resourceVersionTooOld } from '../errors/status-error.js'
 import type { WatchEncoder, WatchQuery, WatchSink, WatchSubscription } from './types.js'
 import { parseResourceVersion, servedBytes, waitForRevision, type ResourceCore } from './core.js'
-import { namespacePrefix, objectKey } from './keys.js'
+import { namespacePrefix, objectKey, resourcePrefix } from './keys.js'
 import { compileSelector } from './selectors.js'
+import { selectorIndexTerms } from './selector-index.js'
 import { parseJson } from './object-meta.js'
 import { toStatusError } from './storage-errors.js'
 import { scanPrefix } from './list.js'
@@ -68,7 +69,8 @@ async function initialEvents (core: ResourceCore, spec: WatcherSpec, prefix: str
       }
       return { chunks, revision }
     }
-    const res = await core.store.list(prefix)
+    const index = spec.selector === undefined ? undefined : selectorIndexTerms(resourcePrefix(core.def), spec.selector)
+    const res = await core.store.list(prefix, { index })
     for (const kv of res.items) {
       if (spec.selector !== undefined && !spec.selector.matches(parseJson(kv.value))) continue
       chunks.push(addedEvent(servedBytes(core, kv.value), kv.modRevision, kv.key).encode(spec.encoder))

@@ -77,6 +77,27 @@ export interface ListOptions {
    * keeps a walk through many pages linear in the keys).
    */
   noCount?: boolean
+  /**
+   * Index terms (StoreIndexer) the caller's filter requires one of: a store keeping an index may return only the keys
+   * having at least one of them (in key order; `limit` and `remaining` then count those keys), one without returns
+   * every key. A hint, never a filter: callers still check every item they get.
+   */
+  index?: string[]
+}
+
+/**
+ * The index terms of a stored value (for example `label:app=web`): a store that keeps an index stores (term, key) for
+ * each, changed in the same transaction as the value, so it is exact at every revision. Pure and synchronous; a
+ * value it cannot read yields no terms. `version` names the term scheme: an index built with another is rebuilt.
+ */
+export interface StoreIndexer {
+  version: string
+  terms(key: string, value: Buffer): string[]
+}
+
+/** Whether a store can keep `term` in its index (printable, at most 512 bytes); queries with others scan. */
+export function indexableTerm (term: string): boolean {
+  return !/[\x00-\x1f]/.test(term) && (term.length <= 512 / 3 || Buffer.byteLength(term) <= 512)
 }
 
 export interface ListResult {

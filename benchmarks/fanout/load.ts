@@ -1,5 +1,6 @@
 // Load generator for the fan-out harness, in its own process: EVENTS ConfigMap creates of OBJECT_BYTES from
-// CONCURRENCY connections. Env: URL, CERT, KEY, EVENTS, CONCURRENCY, OBJECT_BYTES, PREFIX. IPC: {seconds} when done.
+// CONCURRENCY connections. Env: URL, CERT, KEY, EVENTS, CONCURRENCY, OBJECT_BYTES, PREFIX, LABEL_EVERY (every n-th
+// ConfigMap labelled sel=yes, the others sel=no; default none labelled). IPC: {seconds} when done.
 
 import { Pool } from 'undici'
 
@@ -8,6 +9,8 @@ const events = Number(process.env.EVENTS ?? 2000)
 const concurrency = Number(process.env.CONCURRENCY ?? 64)
 const payload = 'x'.repeat(Number(process.env.OBJECT_BYTES ?? 1024))
 const prefix = process.env.PREFIX ?? 'cm'
+const labelEvery = Number(process.env.LABEL_EVERY ?? 0)
+const labels = (n: number): Record<string, unknown> => labelEvery > 0 ? { labels: { sel: n % labelEvery === 0 ? 'yes' : 'no' } } : {}
 const base = '/api/v1/namespaces/default/configmaps'
 
 const pool = new Pool(url, {
@@ -22,7 +25,7 @@ process.on('message', async () => {
       const n = next++
       const res = await pool.request({
         method: 'POST', path: base, headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${n}` }, data: { payload } })
+        body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-${n}`, ...labels(n) }, data: { payload } })
       })
       await res.body.dump()
       if (res.statusCode !== 201) throw new Error(`create answered ${res.statusCode}`)

@@ -32,7 +32,7 @@ async function once (cmd: string, path: string): Promise<{ bytes: number, pages:
   let pages = 0
   let token = ''
   do {
-    const r = await get(`${path}?limit=${limit}${token === '' ? '' : `&continue=${encodeURIComponent(token)}`}`, false)
+    const r = await get(`${path}${path.includes('?') ? '&' : '?'}limit=${limit}${token === '' ? '' : `&continue=${encodeURIComponent(token)}`}`, false)
     bytes += r.bytes
     pages++
     token = CONTINUE.exec(r.head)?.[1] ?? ''

@@ -43,6 +43,8 @@ export interface CommitQueueDeps {
    * published, so watchers would miss it. The store ends every watch; the queue refuses all later writes.
    */
   onFatal?: (err: StorageError) => void
+  /** Called inside the write transaction of `rev` for every live value changed (undefined: deleted), to keep indexes with it. */
+  onLive?: (key: string, next: Buffer | undefined, rev: Revision) => void
 }
 
 /** Most writes per transaction. */
@@ -180,6 +182,7 @@ export class CommitQueue {
     if (op.kind === 'delete') {
       const p = prev as KeyValue
       live.removeSync(op.key)
+      this.deps.onLive?.(op.key, undefined, rev)
       log.putSync(rev, encodeLog(DEL, op.key, p.createRevision, p.modRevision, time, undefined), { append: true })
       hist.putSync([op.key, rev], TYPE_DEL)
       events.push({ type: 'delete', key: op.key, value: p.value, revision: rev, createRevision: p.createRevision })
@@ -195,6 +198,7 @@ export class CommitQueue {
     if (noSpace !== undefined) return noSpace
     const createRev = prev?.createRevision ?? rev
     live.putSync(op.key, encodeLive(createRev, rev, value))
+    this.deps.onLive?.(op.key, value, rev)
     log.putSync(rev, encodeLog(PUT, op.key, createRev, prev?.modRevision ?? 0, time, value), { append: true })
     hist.putSync([op.key, rev], TYPE_PUT)
     const ev: WatchEvent = { type: 'put', key: op.key, value, revision: rev, createRevision: createRev }

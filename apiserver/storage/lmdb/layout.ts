@@ -1,6 +1,6 @@
 // The on-disk layout of the LMDB store: its sub-databases, record formats, key checks and key ranges.
 //
-// One LMDB environment, four sub-databases, every value raw bytes (encoding 'binary'; `live` has a second, raw handle
+// One LMDB environment, six sub-databases, every value raw bytes (encoding 'binary'; `live` has a second, raw handle
 // for joined scans):
 //   live  key            -> [createRev f64][modRev f64][value]       the current state; a list at the
 //                                                                    current revision is a range scan here
@@ -10,7 +10,10 @@
 //                           the record at prevModRev)
 //   hist  [key, rev]     -> [type u8]                                 per-key index of the log, for reads
 //                                                                    at an older revision
-//   meta  'rev' | 'compacted' | 'compactDone' -> f64
+//   meta  'rev' | 'compacted' | 'compactDone' -> f64; 'indexVersion' -> the StoreIndexer version idx was built with
+//   idx   [term, key]    -> empty                                    the index of live values (term-index.ts)
+//   terms key            -> the key's terms, '\n' between each two     what idx holds for the key (to update it
+//                                                                    without reading the previous value)
 // Keys of live and hist use lmdb's ordered-binary encoding: for keys made of printable characters
 // (everything orch stores) the order is the byte order of the UTF-8 key.
 import { open, type Database, type DatabaseOptions, type Key, type RootDatabase } from 'lmdb'
@@ -33,6 +36,8 @@ export interface Layout {
   log: Database<Buffer, number>
   hist: Database<Buffer, Key>
   meta: Database<Buffer, string>
+  idx: Database<Buffer, Key>
+  terms: Database<Buffer, string>
 }
 
 export function openLayout (path: string): Layout {
@@ -51,7 +56,9 @@ export function openLayout (path: string): Layout {
     live: root.openDB<Buffer, string>({ name: 'live', encoding: 'binary' }),
     log: root.openDB<Buffer, number>({ name: 'log', encoding: 'binary' }),
     hist: root.openDB<Buffer, Key>({ name: 'hist', encoding: 'binary' }),
-    meta: root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' })
+    meta: root.openDB<Buffer, string>({ name: 'meta', encoding: 'binary' }),
+    idx: root.openDB<Buffer, Key>({ name: 'idx', encoding: 'binary' }),
+    terms: root.openDB<Buffer, string>({ name: 'terms', encoding: 'binary' })
   }
 }
 

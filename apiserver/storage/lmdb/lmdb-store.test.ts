@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
-import { runStorageConformance } from '../conformance.js'
+import { conformanceIndexer, runStorageConformance } from '../conformance.js'
 import { openLmdbStore, type LmdbStore, type LmdbStoreOptions } from './index.js'
-import { encodeNumber, openLayout } from './layout.js'
+import { encodeLive, encodeNumber, openLayout, readMetaNumber } from './layout.js'
 
 const dirs: string[] = []
 t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
@@ -21,12 +21,13 @@ async function open (opts: Partial<LmdbStoreOptions> = {}): Promise<LmdbStore> {
   return openLmdbStore({ path: tempDir(), ...opts })
 }
 
-t.test('conformance', async t => { runStorageConformance(t, () => open()) })
+t.test('conformance', async t => { runStorageConformance(t, () => open({ indexer: conformanceIndexer })) })
+t.test('conformance without an index', async t => { runStorageConformance(t, () => open()) })
 
 // The suite states revisions relative to the start, as a store on a shared etcd needs: prove it.
 t.test('conformance on a store that does not start at revision 0', async t => {
   runStorageConformance(t, async () => {
-    const s = await open()
+    const s = await open({ indexer: conformanceIndexer })
     for (let i = 0; i < 3; i++) {
       await s.create('pre', () => Buffer.from('x'))
       await s.delete('pre')
@@ -283,4 +284,56 @@ t.test('after close, reads, writes, watches and compaction fail with StoreClosed
   s.watch('ac/', 0, { onEvents () { t.fail('no events after close') }, onError (err) { errors.push(err.code) } })
   await until(() => errors.length === 1)
   t.same(errors, ['StoreClosed'])
+})
+
+t.test('the index narrows lists at the current revision and is rebuilt when missing or of another scheme', async t => {
+  const path = tempDir()
+  const terms = (s: LmdbStore, term: string): Promise<string[]> => s.list('i/', { index: [term] }).then(r => r.items.map(kv => kv.key))
+  let s = await openLmdbStore({ path })
+  await s.create('i/1', enc('tags:a'))
+  await s.create('i/2', enc('tags:b'))
+  t.same(await terms(s, 't:a'), ['i/1', 'i/2'], 'no indexer: the hint is ignored')
+  await s.close()
+  s = await openLmdbStore({ path, indexer: conformanceIndexer })
+  t.same(await terms(s, 't:a'), ['i/1'], 'built from the live values on open')
+  await s.update('i/2', enc('tags:a,b'))
+  await s.delete('i/1')
+  t.same(await terms(s, 't:a'), ['i/2'], 'kept with every write')
+  t.same(await terms(s, 't:b'), ['i/2'])
+  await s.close()
+  s = await openLmdbStore({ path }) // writes without the index: it must not be trusted afterwards
+  await s.create('i/3', enc('tags:a'))
+  await s.close()
+  s = await openLmdbStore({ path, indexer: conformanceIndexer })
+  t.same(await terms(s, 't:a'), ['i/2', 'i/3'], 'rebuilt after a run without it')
+  await s.close()
+  const layout = openLayout(path) // a write as a build that knows no index makes it
+  await layout.root.transaction(() => {
+    const rev = readMetaNumber(layout, 'rev') + 1
+    layout.live.putSync('i/4', encodeLive(rev, rev, Buffer.from(`tags:a@${rev}`)))
+    layout.meta.putSync('rev', encodeNumber(rev))
+  })
+  await layout.root.close()
+  s = await openLmdbStore({ path, indexer: conformanceIndexer })
+  t.same(await terms(s, 't:a'), ['i/2', 'i/3', 'i/4'], 'rebuilt after writes of a build without indexes')
+  await s.close()
+  s = await openLmdbStore({ path, indexer: { version: 'other', terms: (_k, v) => v.toString().startsWith('tags:a') ? ['first-a'] : [] } })
+  t.same(await terms(s, 'first-a'), ['i/2', 'i/3', 'i/4'], 'rebuilt for another scheme')
+  t.same(await terms(s, 't:a'), [], 'old terms gone')
+  await s.close()
+})
+
+t.test('index terms that prefix one another stay apart', async t => {
+  const s = await open({ indexer: conformanceIndexer })
+  t.teardown(() => s.close())
+  await s.create('p/1', enc('tags:ab'))
+  await s.create('p/2', enc('tags:a'))
+  await s.create('p/3', enc('tags:a,ab'))
+  await s.create('p/4', enc('tags:b'))
+  const keys = async (terms: string[], limit = 0): Promise<string[]> => (await s.list('p/', { index: terms, limit })).items.map(kv => kv.key)
+  t.same(await keys(['t:a']), ['p/2', 'p/3'])
+  t.same(await keys(['t:ab']), ['p/1', 'p/3'])
+  t.same(await keys(['t:a', 't:ab']), ['p/1', 'p/2', 'p/3'], 'a union, once each, in key order')
+  t.same(await keys(['t:a', 't:ab'], 2), ['p/1', 'p/2'])
+  t.same(await keys(['t:']), [])
 })

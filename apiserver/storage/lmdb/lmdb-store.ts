@@ -25,6 +25,7 @@ import { checkKey, fitsKey, openLayout, readMetaNumber, type Layout } from './la
 import type { ResolvedOptions } from './options.js'
 import { SpaceGuard } from './space-guard.js'
 import { measureLmdb } from './space-probe.js'
+import { TermIndex } from './term-index.js'
 import { WatchHub } from './watch-hub.js'
 
 export class LmdbStore implements Store {
@@ -33,6 +34,7 @@ export class LmdbStore implements Store {
   private readonly hub: WatchHub
   private readonly compactor: Compactor
   private readonly guard: SpaceGuard
+  private readonly index: TermIndex
   private spaceTimer: NodeJS.Timeout | undefined
   private closing: Promise<void> | undefined
   private readable = true
@@ -40,6 +42,7 @@ export class LmdbStore implements Store {
   private constructor (private readonly layout: Layout, private readonly opts: ResolvedOptions) {
     const rev = readMetaNumber(layout, 'rev')
     this.reader = new HistoryReader(layout)
+    this.index = new TermIndex(layout, opts.indexer)
     this.guard = new SpaceGuard({
       path: opts.path,
       quotaBytes: opts.quotaBytes,
@@ -74,13 +77,16 @@ export class LmdbStore implements Store {
       logger: opts.logger,
       space: this.guard,
       publish: (events, revision) => this.hub.publish(events, revision),
-      onFatal: (err) => this.hub.closeAll(err)
+      onFatal: (err) => this.hub.closeAll(err),
+      onLive: (key, next, at) => this.index.change(key, next, at)
     }, rev)
   }
 
   static open (opts: ResolvedOptions): LmdbStore {
     mkdirSync(opts.path, { recursive: true })
     const store = new LmdbStore(openLayout(opts.path), opts)
+    const built = store.index.prepare()
+    if (built.rebuilt) opts.logger.info({ entries: built.entries, version: opts.indexer?.version }, 'storage index rebuilt')
     store.compactor.start()
     store.startSpaceChecks()
     return store
@@ -115,11 +121,21 @@ export class LmdbStore implements Store {
     const limit = opts.limit !== undefined && opts.limit > 0 ? Math.floor(opts.limit) : 0
     return this.read(opts.revision, (txn, at, current) => {
       if (!fitsKey(prefix) || (opts.startKey !== undefined && !fitsKey(opts.startKey))) return { items: [], remaining: 0, revision: at }
+      const indexed = current && opts.index !== undefined ? this.index.candidates(prefix, opts.startKey, opts.index, limit, opts.noCount === true, txn) : undefined
+      if (indexed !== undefined) return { items: indexed.keys.map(key => this.liveAt(key, txn)), remaining: indexed.remaining, revision: at }
+      // older snapshots are not indexed: they scan (the caller checks every item either way)
       const page = current
         ? this.reader.listLive(prefix, opts.startKey, limit, txn, opts.noCount)
         : this.reader.listAt(prefix, opts.startKey, limit, at, txn, opts.noCount)
       return { items: page.items, remaining: page.remaining, revision: at }
     })
+  }
+
+  /** A live value the index names in the same snapshot: it exists there, or the index is broken. */
+  private liveAt (key: string, txn: ReadTxn): KeyValue {
+    const kv = this.reader.getLive(key, txn)
+    if (kv === undefined) throw new StorageError('Internal', `the index names ${key}, which is not live`, key)
+    return kv
   }
 
   async listJoined (prefix: string, opts: ListOptions, separator: Buffer): Promise<JoinedPage> {

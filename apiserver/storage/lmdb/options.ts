@@ -1,4 +1,5 @@
 // Options of the LMDB store, with their defaults, and the logger shape it needs (pino's fits).
+import type { StoreIndexer } from '../store.js'
 import type { SpaceUsage } from './space-guard.js'
 
 export interface StoreLogger {
@@ -25,6 +26,8 @@ export interface LmdbStoreOptions {
   spaceCheckIntervalMs?: number
   /** Measures the store's space (default: its files, LMDB's statistics and statfs); for tests. */
   measureSpace?: (measured: () => SpaceUsage) => SpaceUsage
+  /** The terms to index live values by (ListOptions.index); none: no index is kept and indexed lists scan. */
+  indexer?: StoreIndexer
 }
 
 export interface ResolvedOptions {
@@ -39,6 +42,7 @@ export interface ResolvedOptions {
   resumeBytes: number
   spaceCheckIntervalMs: number
   measureSpace: (measured: () => SpaceUsage) => SpaceUsage
+  indexer?: StoreIndexer
 }
 
 export const DEFAULT_RETENTION_MS = 5 * 60 * 1000
@@ -73,6 +77,7 @@ export function resolveOptions (o: LmdbStoreOptions): ResolvedOptions {
     reserveBytes,
     resumeBytes: Math.max(64 * 1024, Math.floor(reserveBytes / 4)),
     spaceCheckIntervalMs,
-    measureSpace: o.measureSpace ?? (measured => measured())
+    measureSpace: o.measureSpace ?? (measured => measured()),
+    indexer: o.indexer
   }
 }
