@@ -31,7 +31,9 @@ export function tracedAdmission<T extends WriteAdmission | MutatingAdmission> (p
   return [whole as T]
 }
 
-const STORAGE_CALLS = new Set<PropertyKey>(['get', 'list', 'count', 'create', 'update', 'delete'])
+/** The traced calls and the operation each is recorded as (a joined page is a list read, as in the storage metrics). */
+const STORAGE_CALLS = new Map<PropertyKey, string>([['get', 'get'], ['list', 'list'], ['listJoined', 'list'], ['count', 'count'],
+  ['create', 'create'], ['update', 'update'], ['delete', 'delete']])
 
 /** The store with its reads and writes traced as `storage` spans; every other member is the store's own. */
 export function tracedStore (store: Store, tracing: Step): Store {
@@ -40,8 +42,9 @@ export function tracedStore (store: Store, tracing: Step): Store {
       const value: unknown = Reflect.get(target, prop, target)
       if (typeof value !== 'function') return value
       const bound = (value as (...args: unknown[]) => unknown).bind(target)
-      if (!STORAGE_CALLS.has(prop)) return bound
-      return async (...args: unknown[]) => await tracing.step('storage', async () => await bound(...args), { operation: String(prop), key: String(args[0]) })
+      const operation = STORAGE_CALLS.get(prop)
+      if (operation === undefined) return bound
+      return async (...args: unknown[]) => await tracing.step('storage', async () => await bound(...args), { operation, key: String(args[0]) })
     }
   })
 }
