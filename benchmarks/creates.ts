@@ -8,15 +8,15 @@
 // figures from one run; ETCD=0 leaves etcd out). Prints one JSON line and writes benchmarks/results/creates.json
 // (LABEL adds a suffix).
 
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { get } from 'node:https'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { startTestEtcd, type TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
 import type { LoadResult } from './creates/latency.js'
+import { httpsGet, sleep, stop, type Creds } from './harness/processes.js'
 
 const CLIENTS = (process.env.CLIENTS ?? '1,64').split(',').map(Number)
 const COUNT = Number(process.env.COUNT ?? 2000)
@@ -30,14 +30,6 @@ const orchRoot = process.env.ORCH_ROOT ?? root
 const baseRoot = process.env.BASE_ROOT
 const PATH = '/api/v1/namespaces/default/configmaps'
 
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
-
-async function stop (c: ChildProcess): Promise<void> {
-  if (c.exitCode !== null || c.signalCode !== null) return
-  const exited = new Promise(resolve => c.once('exit', resolve))
-  c.kill('SIGTERM')
-  await exited
-}
 
 /** Runs one load process to the end: waits for its warm-up, starts the measured run, returns its figures. */
 async function load (file: string, env: Record<string, string>): Promise<LoadResult> {
@@ -56,17 +48,6 @@ async function load (file: string, env: Record<string, string>): Promise<LoadRes
   } finally { await stop(c) }
 }
 
-interface Creds { url: string, cert: string, key: string }
-
-async function httpsGet (creds: Creds, path: string): Promise<string> {
-  return await new Promise((resolve, reject) => {
-    get(creds.url + path, { cert: creds.cert, key: creds.key, rejectUnauthorized: false }, res => {
-      let b = ''
-      res.on('data', (c: Buffer) => { b += c.toString() })
-      res.on('end', () => resolve(b))
-    }).on('error', reject)
-  })
-}
 
 /** Starts `orch apiserver` on a fresh store; returns its credentials and a stop. */
 async function startOrch (tree: string): Promise<{ creds: Creds, stop: () => Promise<void> }> {

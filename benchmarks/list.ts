@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
+import { cpuSeconds, harnessChild, message, rssMiB, sleep, stop, type Creds } from './harness/processes.js'
 
 const SIZES = (process.env.OBJECTS ?? '10000,100000').split(',').map(Number).filter(n => n > 0)
 const SELECTOR_OBJECTS = Number(process.env.SELECTOR_OBJECTS ?? 100000)
@@ -35,42 +36,10 @@ const orchRoot = process.env.ORCH_ROOT ?? root
 const dataRoot = process.env.DATA_ROOT ?? mkdtempSync(join(tmpdir(), 'orch-list-'))
 const PATH = '/api/v1/namespaces/default/configmaps'
 
-function cpuSeconds (pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
-function rssMiB (pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m ? Number(m[1]) / 1024 : 0
-}
 
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
-function child (file: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(here, file)], {
-    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc']
-  })
-}
 
-async function message<T> (c: ChildProcess, send?: unknown): Promise<T> {
-  const p = new Promise<T>((resolve, reject) => {
-    const onExit = (code: number | null): void => reject(new Error(`child exited ${code}`))
-    c.once('message', m => { c.off('exit', onExit); resolve(m as T) })
-    c.once('exit', onExit)
-  })
-  if (send !== undefined) c.send(send as object)
-  return await p
-}
-
-async function stop (c: ChildProcess): Promise<void> {
-  if (c.exitCode !== null || c.signalCode !== null) return
-  const exited = new Promise(resolve => c.once('exit', resolve))
-  c.kill('SIGTERM')
-  await exited
-}
-
-interface Creds { url: string, cert: string, key: string }
 
 /** A GET's raw body (not inflated) and status. */
 async function rawGet (creds: Creds, path: string, gzip = false): Promise<{ status: number, body: Buffer }> {
@@ -170,7 +139,7 @@ async function phase (server: ChildProcess, client: ChildProcess, cmd: string): 
 
 /** One round against a started server: the first full LIST with RSS sampled, then the timed phases. */
 async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
-  const client = child('list/client.ts', { URL: creds.url, CERT: creds.cert, KEY: creds.key, LIMIT: String(LIMIT) })
+  const client = harnessChild(join(here, 'list', 'client.ts'), { URL: creds.url, CERT: creds.cert, KEY: creds.key, LIMIT: String(LIMIT) })
   try {
     await message(client)
     await sleep(300)
@@ -239,7 +208,7 @@ async function size (objects: number): Promise<Record<string, unknown>> {
         await stop(server)
       }
       console.error(`${objects} round ${r + 1} orch ${JSON.stringify(orch[r])}`)
-      const c = child('list/ceiling.ts', { CERT: serving!.cert, KEY: serving!.key, RESPONSES: responses })
+      const c = harnessChild(join(here, 'list', 'ceiling.ts'), { CERT: serving!.cert, KEY: serving!.key, RESPONSES: responses })
       try {
         const port = await new Promise<string>(resolve => c.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim())))
         ceiling.push(await measure(c, { ...clientCreds!, url: `https://127.0.0.1:${port}` }))
@@ -271,7 +240,7 @@ interface SelectorRun { tree: string, fullSeconds: number[], fullCpu: number, fu
 /** One tree's round of the selector case: a fresh server, one untimed LIST, then REPS full and REPS paged LISTs. */
 async function selectorRound (dataDir: string, tree: string): Promise<SelectorRun> {
   const { server, creds } = await startOrch(dataDir, tree)
-  const client = child('list/client.ts', { URL: creds.url, CERT: creds.cert, KEY: creds.key, LIMIT: String(LIMIT) })
+  const client = harnessChild(join(here, 'list', 'client.ts'), { URL: creds.url, CERT: creds.cert, KEY: creds.key, LIMIT: String(LIMIT) })
   const path = `${PATH}?labelSelector=${encodeURIComponent('sel=yes')}`
   try {
     await message(client)

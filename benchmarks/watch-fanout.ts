@@ -9,12 +9,12 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
-import { get } from 'node:https'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
 import { startTestEtcd, type TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import { cpuSeconds, harnessChild, httpsGet, message, rssMiB, sleep, stop, type Creds } from './harness/processes.js'
 
 const WATCHERS = Number(process.env.WATCHERS ?? 1000)
 const EVENTS = Number(process.env.EVENTS ?? 2000)
@@ -29,18 +29,7 @@ const root = join(here, '..')
 const orchRoot = process.env.ORCH_ROOT ?? root
 const PATH = '/api/v1/namespaces/default/configmaps'
 
-/** utime+stime of a process in seconds, from /proc (clock ticks of 100 Hz on Linux). */
-function cpuSeconds (pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
 
-function rssMiB (pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return m ? Math.round(Number(m[1]) / 1024) : 0
-}
-
-const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
 async function waitFor (check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -50,40 +39,9 @@ async function waitFor (check: () => boolean, timeoutMs: number, what: string): 
   }
 }
 
-function child (file: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(here, 'fanout', file)], {
-    env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc']
-  })
-}
 
-async function message<T> (c: ChildProcess, send?: unknown): Promise<T> {
-  const p = new Promise<T>((resolve, reject) => {
-    const onExit = (code: number | null): void => reject(new Error(`child exited ${code}`))
-    c.once('message', m => { c.off('exit', onExit); resolve(m as T) })
-    c.once('exit', onExit)
-  })
-  if (send !== undefined) c.send(send as object)
-  return await p
-}
 
-async function stop (c: ChildProcess): Promise<void> {
-  if (c.exitCode !== null || c.signalCode !== null) return
-  const exited = new Promise(resolve => c.once('exit', resolve))
-  c.kill('SIGTERM')
-  await exited
-}
 
-interface Creds { url: string, cert: string, key: string }
-
-async function httpsGet (creds: Creds, path: string): Promise<string> {
-  return await new Promise((resolve, reject) => {
-    get(creds.url + path, { cert: creds.cert, key: creds.key, rejectUnauthorized: false }, res => {
-      let b = ''
-      res.on('data', (c: Buffer) => { b += c.toString() })
-      res.on('end', () => resolve(b))
-    }).on('error', reject)
-  })
-}
 
 interface Run { eventsPerCpuSecond: number, serverCpuSeconds: number, seconds: number, rssMiB: number, eventBytes: number, clientCpuSeconds: number, writesPerSecond: number }
 
@@ -91,11 +49,11 @@ interface Run { eventsPerCpuSecond: number, serverCpuSeconds: number, seconds: n
 async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
   const list = JSON.parse(await httpsGet(creds, PATH)) as { metadata: { resourceVersion: string } }
   const port = new URL(creds.url).port
-  const clients = child('clients.ts', {
+  const clients = harnessChild(join(here, 'fanout', 'clients.ts'), {
     HOST: '127.0.0.1', PORT: port, WATCHERS: String(WATCHERS), CERT: creds.cert, KEY: creds.key,
     PATH_QS: `${PATH}?watch=true&resourceVersion=${list.metadata.resourceVersion}`
   })
-  const load = child('load.ts', { URL: creds.url, CERT: creds.cert, KEY: creds.key, EVENTS: String(EVENTS), CONCURRENCY: String(CONCURRENCY), OBJECT_BYTES: String(OBJECT_BYTES) })
+  const load = harnessChild(join(here, 'fanout', 'load.ts'), { URL: creds.url, CERT: creds.cert, KEY: creds.key, EVENTS: String(EVENTS), CONCURRENCY: String(CONCURRENCY), OBJECT_BYTES: String(OBJECT_BYTES) })
   try {
     await message(clients)
     await message(load)
@@ -117,7 +75,7 @@ async function measure (server: ChildProcess, creds: Creds): Promise<Run> {
       eventsPerCpuSecond: Math.round(last.total / cpu),
       serverCpuSeconds: Number(cpu.toFixed(2)),
       seconds: Number(seconds.toFixed(2)),
-      rssMiB: rssMiB(server.pid!),
+      rssMiB: Math.round(rssMiB(server.pid!)),
       eventBytes: Math.round(last.bytes / last.total),
       clientCpuSeconds: Number((cpuSeconds(clients.pid!) - ccpu0).toFixed(2)),
       writesPerSecond: Math.round(EVENTS / writeSeconds)
@@ -159,7 +117,7 @@ async function orchRound (extraArgs: string[]): Promise<{ run: Run, serving: { c
 }
 
 async function ceilingRound (serving: { cert: string, key: string }, metaBytes: number): Promise<Run> {
-  const server = child('ceiling.ts', { CERT: serving.cert, KEY: serving.key, META_BYTES: String(metaBytes) })
+  const server = harnessChild(join(here, 'fanout', 'ceiling.ts'), { CERT: serving.cert, KEY: serving.key, META_BYTES: String(metaBytes) })
   try {
     const port = await new Promise<string>(resolve => server.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim())))
     return await measure(server, { url: `https://127.0.0.1:${port}`, ...serving })
