@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
-import { startTestEtcd, type TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import type { TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import { withRunEtcd } from './harness/etcd.js'
 import type { LoadResult } from './creates/latency.js'
 import { httpsGet, sleep, stop, type Creds } from './harness/processes.js'
 
@@ -139,16 +140,5 @@ async function main (etcd: TestEtcdCluster | undefined): Promise<void> {
   writeFileSync(join(root, `benchmarks/results/creates${label}.json`), JSON.stringify(result, null, 2) + '\n')
 }
 
-let cluster: TestEtcdCluster | undefined
-if (ETCD) {
-  // One member, as orch is one process on one disk: etcd's best case on this box.
-  const started = startTestEtcd(1)
-  if ('skip' in started) throw new Error(started.skip)
-  cluster = started
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { cluster?.stop(); process.exit(130) })
-}
-try {
-  await main(cluster)
-} finally {
-  cluster?.stop()
-}
+// One member, as orch is one process on one disk: etcd's best case on this box.
+await withRunEtcd(ETCD ? 1 : 0, main)

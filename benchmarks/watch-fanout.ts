@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse } from 'yaml'
-import { startTestEtcd, type TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import type { TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
+import { withRunEtcd } from './harness/etcd.js'
 import { cpuSeconds, harnessChild, httpsGet, message, rssMiB, sleep, stop, type Creds } from './harness/processes.js'
 
 const WATCHERS = Number(process.env.WATCHERS ?? 1000)
@@ -196,16 +197,4 @@ async function main (etcd: TestEtcdCluster | undefined): Promise<void> {
   writeFileSync(join(root, `benchmarks/results/watch-fanout-${WATCHERS}w${label}.json`), JSON.stringify(result, null, 2) + '\n')
 }
 
-let cluster: TestEtcdCluster | undefined
-if (STORAGE.includes('etcd')) {
-  const started = startTestEtcd(3)
-  if ('skip' in started) throw new Error(started.skip)
-  cluster = started
-  // Interrupted runs stop the cluster too.
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { cluster?.stop(); process.exit(130) })
-}
-try {
-  await main(cluster)
-} finally {
-  cluster?.stop()
-}
+await withRunEtcd(STORAGE.includes('etcd') ? 3 : 0, main)
