@@ -127,11 +127,12 @@ spec:
   t.equal((await fetch(`http://127.0.0.1:${cmPort}/healthz`)).status, 200)
   // The pod's readiness on the node then shows in the orchlet's pod start latency.
   const port = Number((await kubectl('get', 'node', NODE, '-o', 'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}')).stdout)
-  await until('the pod start observed', async () => {
+  const orchlet = await until('the pod start observed', async () => {
     const r = await request(`https://127.0.0.1:${port}/metrics`, { dispatcher: orch.dispatcher })
-    return /^kubelet_pod_start_duration_seconds_count [1-9]/m.test(await r.body.text()) ? true : undefined
+    const text = await r.body.text()
+    return /^kubelet_pod_start_duration_seconds_count [1-9]/m.test(text) ? text : undefined
   })
-  t.pass('kubelet_pod_start_duration_seconds counted the pod')
+  t.match(orchlet, /^kubelet_pod_start_duration_seconds_bucket\{le="\+Inf"\} [1-9]/m, 'kubelet_pod_start_duration_seconds counted the pod')
 })
 
 t.test('--show-hidden-metrics-for-version accepts only the previous minor release', async t => {
