@@ -61,3 +61,21 @@ t.test('field selectors support =, == and != on supported fields only', async t 
     t.equal((err as Error).message, 'field label not supported: spec.foo')
   }
 })
+
+t.test('the watch term is a field equality first, else a one-value label equality; it never matches an absent label', async t => {
+  const fields = { ...METADATA_FIELDS, ...podFieldLabels }
+  const term = (l?: string, f?: string): string | undefined => {
+    const w = compileSelector(l, f, fields).watchTerm
+    return w === undefined ? undefined : `${w.term}=${w.value}`
+  }
+  t.equal(term('app=web', 'spec.nodeName=n1'), 'spec.nodeName=n1')
+  t.equal(term('tier!=x,app==web'), 'label:app=web')
+  t.equal(term('app in (web)'), 'label:app=web')
+  t.equal(term('app in (web,db)'), undefined, 'several values: offered every event')
+  t.equal(term('app', 'spec.nodeName!=n1'), undefined)
+  t.equal(term(undefined, undefined), undefined)
+  const empty = compileSelector('app=', undefined, fields).watchTerm!
+  t.equal(empty.get(obj({ app: '' })), '', 'an empty label value is a value')
+  t.not(empty.get(obj({})), '', 'an absent label is not the empty value')
+  t.not(empty.get({}), '', 'nor is an object without metadata')
+})

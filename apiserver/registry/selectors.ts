@@ -10,11 +10,20 @@ export interface FieldRequirement { field: string, op: '=' | '!=', value: string
 /** Extracts a field selector value from an object ('' when absent). */
 export type FieldGetter = (obj: Record<string, unknown>) => string
 
+/** An index key of watchers: `term` names the field or label (`label:<key>`), `get` reads it off an object. */
+export interface WatchTerm { term: string, value: string, get: FieldGetter }
+
+/** What a label getter answers for an absent label: no label value can be it (so `key=` never matches it). */
+const NO_LABEL = '\u0000'
+
 export interface Selector {
   /** True when it matches every object (no requirements). */
   readonly empty: boolean
-  /** Set when the selector is exactly one `field=value`: watchers can be indexed by that value. */
-  readonly exact?: { field: string, value: string, get: FieldGetter }
+  /**
+   * One equality every matching object satisfies (`field=value`, else a label `key=value`): watchers are indexed by
+   * it and offered only the events whose object has (or had) that value; matches() still applies the whole selector.
+   */
+  readonly watchTerm?: WatchTerm
   /** The parsed requirements (all must hold), for planning an indexed read. */
   readonly labelRequirements: readonly LabelRequirement[]
   readonly fieldRequirements: readonly FieldRequirement[]
@@ -186,10 +195,9 @@ export function compileSelector (labelSelector: string | undefined, fieldSelecto
     ? parseFieldSelector(fieldSelector, f => Object.prototype.hasOwnProperty.call(fields, f))
     : []
   const empty = labels.length === 0 && fieldReqs.length === 0
-  const only = labels.length === 0 && fieldReqs.length === 1 && fieldReqs[0].op === '=' ? fieldReqs[0] : undefined
   return {
     empty,
-    exact: only === undefined ? undefined : { field: only.field, value: only.value, get: fields[only.field] },
+    watchTerm: watchTermOf(labels, fieldReqs, fields),
     labelRequirements: labels,
     fieldRequirements: fieldReqs,
     matches (obj) {
@@ -204,6 +212,16 @@ export function compileSelector (labelSelector: string | undefined, fieldSelecto
       return true
     }
   }
+}
+
+/** The first field equality (fields the system selects by are the narrow ones), else the first one-value label equality. */
+function watchTermOf (labels: LabelRequirement[], fieldReqs: FieldRequirement[], fields: Record<string, FieldGetter>): WatchTerm | undefined {
+  const f = fieldReqs.find(r => r.op === '=')
+  if (f !== undefined) return { term: f.field, value: f.value, get: fields[f.field] }
+  const l = labels.find(r => r.op === 'in' && r.values.length === 1)
+  if (l === undefined) return undefined
+  const key = l.key
+  return { term: `label:${key}`, value: l.values[0], get: o => (o.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[key] ?? NO_LABEL }
 }
 
 /** Field selectors naming a single object (metadata.name=x) let watch/list narrow by key. */

@@ -273,3 +273,32 @@ t.test('without the WatchList gate sendInitialEvents is 422 naming meta.orch.io;
   await sink.waitFor(1)
   t.same(sink.events()[0].object.metadata.annotations, { 'orch.io/initial-events-end': 'true' })
 })
+
+t.test('label-indexed watchers get exactly what a scanning watcher with the same selector gets', async t => {
+  const from = String(fx.store.currentRevision())
+  // `app=web,tier!=cache` is indexed by app=web; `app in (web,none),tier!=cache` selects the same objects unindexed.
+  const indexed = new RecordingSink(); const scanned = new RecordingSink(); const other = new RecordingSink()
+  await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'app=web,tier!=cache' }, jsonEncoder, indexed)
+  await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'app in (web,none),tier!=cache' }, jsonEncoder, scanned)
+  await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'app=db' }, jsonEncoder, other)
+  const relabel = async (name: string, labels: Record<string, string>): Promise<void> => {
+    const cur = await cms.get(ctx(), 'default', name, {})
+    await cms.update(ctx(), 'default', name, body({ ...cur.object, metadata: { ...(cur.object.metadata as object), labels } }))
+  }
+  await cms.create(ctx(), 'default', body(cm('a', { app: 'web' })))
+  await cms.create(ctx(), 'default', body(cm('b', { app: 'web', tier: 'cache' })))
+  await cms.create(ctx(), 'default', body(cm('c', { app: 'db' })))
+  await cms.create(ctx(), 'default', body(cm('d')))
+  await relabel('b', { app: 'web' }) // enters
+  await relabel('a', { app: 'db' }) // leaves web, enters db
+  await relabel('d', { app: 'web' }) // enters from no label at all
+  await cms.delete(ctx(), 'default', 'b', {})
+  await cms.delete(ctx(), 'default', 'c', {})
+  await scanned.waitFor(5)
+  await indexed.waitFor(5)
+  await other.waitFor(3)
+  const seen = (s: RecordingSink): string[] => s.events().map(e => `${e.type} ${e.object.metadata.name} ${e.object.metadata.resourceVersion}`)
+  t.same(seen(indexed), seen(scanned))
+  t.same(indexed.events().map(e => `${e.type} ${e.object.metadata.name}`), ['ADDED a', 'ADDED b', 'DELETED a', 'ADDED d', 'DELETED b'])
+  t.same(other.events().map(e => `${e.type} ${e.object.metadata.name}`), ['ADDED c', 'ADDED a', 'DELETED c'])
+})

@@ -72,7 +72,7 @@ export class WatchHub {
   private readonly live = new Set<Watcher>()
   /** Live watchers without an indexable selector: offered every event. */
   private readonly general = new Set<Watcher>()
-  /** Live watchers selecting one `field=value` (e.g. pods by spec.nodeName), by field then value. */
+  /** Live watchers whose selector has an equality (pods by spec.nodeName, objects by a label value), by term then value. */
   private readonly indexed = new Map<string, { get: FieldGetter, byValue: Map<string, Set<Watcher>> }>()
   private readonly catchups = new Set<Watcher>()
   private readonly dirty = new Set<Watcher>()
@@ -193,26 +193,26 @@ export class WatchHub {
 
   private addLive (w: Watcher): void {
     this.live.add(w)
-    const exact = w.spec.selector?.exact
-    if (exact === undefined) { this.general.add(w); return }
-    let idx = this.indexed.get(exact.field)
-    if (idx === undefined) { idx = { get: exact.get, byValue: new Map() }; this.indexed.set(exact.field, idx) }
-    let set = idx.byValue.get(exact.value)
-    if (set === undefined) { set = new Set(); idx.byValue.set(exact.value, set) }
+    const term = w.spec.selector?.watchTerm
+    if (term === undefined) { this.general.add(w); return }
+    let idx = this.indexed.get(term.term)
+    if (idx === undefined) { idx = { get: term.get, byValue: new Map() }; this.indexed.set(term.term, idx) }
+    let set = idx.byValue.get(term.value)
+    if (set === undefined) { set = new Set(); idx.byValue.set(term.value, set) }
     set.add(w)
   }
 
   private removeLive (w: Watcher): void {
     if (!this.live.delete(w)) return
     this.general.delete(w)
-    const exact = w.spec.selector?.exact
-    if (exact === undefined) return
-    const idx = this.indexed.get(exact.field)
-    const set = idx?.byValue.get(exact.value)
+    const term = w.spec.selector?.watchTerm
+    if (term === undefined) return
+    const idx = this.indexed.get(term.term)
+    const set = idx?.byValue.get(term.value)
     if (idx === undefined || set === undefined) return
     set.delete(w)
-    if (set.size === 0) idx.byValue.delete(exact.value)
-    if (idx.byValue.size === 0) this.indexed.delete(exact.field)
+    if (set.size === 0) idx.byValue.delete(term.value)
+    if (idx.byValue.size === 0) this.indexed.delete(term.term)
   }
 
   /** Moves a catching-up watcher onto the shared stream. */
