@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The harnesses of the hot paths (issue 13's figures), in the order they run. */
-const HOT_PATHS = ['watch-fanout', 'list', 'creates', 'apply', 'sandbox-eval', 'validating-admission-policy', 'idle-rss']
+const HOT_PATHS = ['watch-fanout', 'watch-selectors', 'list', 'creates', 'apply', 'sandbox-eval', 'validating-admission-policy', 'idle-rss']
 
 const here = dirname(fileURLToPath(import.meta.url))
 

@@ -282,7 +282,7 @@ t.test('label-indexed watchers get exactly what a scanning watcher with the same
   await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'app in (web,none),tier!=cache' }, jsonEncoder, scanned)
   await cms.watch(ctx(), '', { resourceVersion: from, labelSelector: 'app=db' }, jsonEncoder, other)
   const relabel = async (name: string, labels: Record<string, string>): Promise<void> => {
-    const cur = await cms.get(ctx(), 'default', name, {})
+    const cur = await cms.get(ctx(), 'default', name, {}) as { object: Record<string, unknown> }
     await cms.update(ctx(), 'default', name, body({ ...cur.object, metadata: { ...(cur.object.metadata as object), labels } }))
   }
   await cms.create(ctx(), 'default', body(cm('a', { app: 'web' })))
