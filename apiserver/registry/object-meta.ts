@@ -1,7 +1,7 @@
 // Object metadata rules shared by every kind: server-set fields, canonical field order, the encoder writing resourceVersion.
 
 import { randomInt } from 'node:crypto'
-import type { Encoder } from '../storage/store.js'
+import { encoderWithSource, type Encoder } from '../storage/store.js'
 import { jsonEqual, type Json } from './patch/json-pointer.js'
 
 export type Obj = Record<string, unknown>
@@ -77,12 +77,12 @@ export function canonical (obj: Obj, apiVersion: string, kind: string): Obj {
 
 /** Encoder for the store: writes the commit revision into metadata.resourceVersion, serializes once. */
 export function revisionEncoder (obj: Obj, onEncoded?: (bytes: Buffer) => void): Encoder {
-  return (revision) => {
+  return encoderWithSource((revision) => {
     metaOf(obj).resourceVersion = String(revision)
     const bytes = Buffer.from(JSON.stringify(obj))
     onEncoded?.(bytes)
     return bytes
-  }
+  }, obj)
 }
 
 const RV_FIELD = Buffer.from('"resourceVersion":"')

@@ -118,3 +118,15 @@ t.test('terms of a stored object', async t => {
   t.same(selectorIndexer.terms('/core/pods/ns/p', pod), ['l:app=web', 'l:tier=', 'f:metadata.name=p', 'f:spec.nodeName='])
   t.same(selectorIndexer.terms('/core/configmaps/ns/x', Buffer.from('not json')), [], 'unreadable: no terms')
 })
+
+t.test('terms from the object a write hands over are the terms of its bytes, without parsing them', async t => {
+  const objects: Array<[string, Record<string, unknown>]> = [
+    ['/core/pods/ns/p', { metadata: { name: 'p', labels: { app: 'web', tier: '' } }, spec: { nodeName: 'n1' } }],
+    ['/core/events/ns/e', { metadata: { name: 'e' }, involvedObject: { kind: 'Pod', name: 'p', uid: 'u' } }],
+    ['/core/configmaps/ns/c', { metadata: { name: 'c', labels: { a: 'b' } }, data: {} }]
+  ]
+  for (const [key, obj] of objects) {
+    t.same(selectorIndexer.terms(key, Buffer.from('{}'), obj), selectorIndexer.terms(key, Buffer.from(JSON.stringify(obj))), key)
+  }
+  t.same(selectorIndexer.terms('/core/configmaps/ns/c', Buffer.from('{"metadata":{"name":"c"}}'), null), ['f:metadata.name=c'], 'no object: the bytes')
+})

@@ -23,13 +23,16 @@ function indexedPaths (key: string): readonly string[] {
 const labelTerm = (key: string, value: string): string => `l:${key}=${value}`
 const fieldTerm = (path: string, value: string): string => `f:${path}=${value}`
 
-/** The indexer the API server opens its store with. Objects the registry stores are JSON; anything else has no terms. */
+/**
+ * The indexer the API server opens its store with. Objects the registry stores are JSON; anything else has no terms.
+ * The registry's writes hand over the object they serialized (Encoder.source), which spares parsing the bytes.
+ */
 export const selectorIndexer: StoreIndexer = {
   version: 'selector-1',
-  terms (key, value) {
+  terms (key, value, source) {
     let obj: Record<string, unknown>
     try {
-      obj = JSON.parse(value.toString('utf8')) as Record<string, unknown>
+      obj = (source !== null && typeof source === 'object' ? source : JSON.parse(value.toString('utf8'))) as Record<string, unknown>
     } catch {
       return []
     }

@@ -3,7 +3,7 @@
 // a main write keeps the stored `status` when the kind has a status subresource.
 
 import { badRequest, conflict, invalid, notFound, type StatusCause } from '../errors/status-error.js'
-import { isStorageError, type KeyValue } from '../storage/store.js'
+import { encoderWithSource, isStorageError, type KeyValue } from '../storage/store.js'
 import type { DecodedObject, ObjectResult, RequestContext } from './types.js'
 import { managerOf, servedBytes, servedObject, storedObject, type ResourceCore } from './core.js'
 import { CONFLICT_MESSAGE, toStatusError } from './storage-errors.js'
@@ -151,7 +151,7 @@ async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string
   }
   if (ctx.dryRun) return finish(core, stored, same)
   // Serialized once: the commit revision is spliced into the bytes already made for the comparison.
-  const kv = await core.store.update(key, revision => rewriteResourceVersion(same, String(revision)), cur.modRevision)
+  const kv = await core.store.update(key, encoderWithSource(revision => rewriteResourceVersion(same, String(revision)), stored), cur.modRevision)
   metaOf(stored).resourceVersion = String(kv.modRevision)
   const result = finish(core, stored, kv.value)
   await completeIfFinalized(core, key, stored, kv.modRevision)

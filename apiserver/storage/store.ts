@@ -22,8 +22,15 @@ export interface KeyValue {
  * valid input. A store that learns the revision only from the commit (etcd, whose writes are in flight together)
  * calls it with PENDING_REVISION instead and writes the revision in (`withRevision`) wherever it hands the bytes out:
  * the written KeyValue, reads and watch events. Callers take the stored bytes from the KeyValue a write returns.
+ * `source`, when set (encoderWithSource), is the value the bytes encode as the writer holds it parsed: a store's
+ * indexer reads it instead of parsing the bytes. The writer must not change it until the write settles.
  */
-export type Encoder = (revision: Revision) => Buffer
+export type Encoder = ((revision: Revision) => Buffer) & { readonly source?: unknown }
+
+/** `encode` with the parsed value its bytes encode (Encoder.source). */
+export function encoderWithSource (encode: (revision: Revision) => Buffer, source: unknown): Encoder {
+  return Object.assign(encode, { source })
+}
 
 /** The revision a store passes to an encoder before the commit tells it the real one: 2^53 - 1, never reached. */
 export const PENDING_REVISION: Revision = Number.MAX_SAFE_INTEGER
@@ -92,7 +99,8 @@ export interface ListOptions {
  */
 export interface StoreIndexer {
   version: string
-  terms(key: string, value: Buffer): string[]
+  /** `source`: the value as its writer parsed it (Encoder.source), when it gave one; the same terms as from `value`. */
+  terms(key: string, value: Buffer, source?: unknown): string[]
 }
 
 /** Whether a store can keep `term` in its index (printable, at most 512 bytes); queries with others scan. */

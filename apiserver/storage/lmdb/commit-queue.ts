@@ -44,7 +44,7 @@ export interface CommitQueueDeps {
    */
   onFatal?: (err: StorageError) => void
   /** Called inside the write transaction of `rev` for every live value changed (undefined: deleted), to keep indexes with it. */
-  onLive?: (key: string, next: Buffer | undefined, rev: Revision) => void
+  onLive?: (key: string, next: Buffer | undefined, rev: Revision, source?: unknown) => void
 }
 
 /** Most writes per transaction. */
@@ -198,7 +198,7 @@ export class CommitQueue {
     if (noSpace !== undefined) return noSpace
     const createRev = prev?.createRevision ?? rev
     live.putSync(op.key, encodeLive(createRev, rev, value))
-    this.deps.onLive?.(op.key, value, rev)
+    this.deps.onLive?.(op.key, value, rev, op.encode.source)
     log.putSync(rev, encodeLog(PUT, op.key, createRev, prev?.modRevision ?? 0, time, value), { append: true })
     hist.putSync([op.key, rev], TYPE_PUT)
     const ev: WatchEvent = { type: 'put', key: op.key, value, revision: rev, createRevision: createRev }

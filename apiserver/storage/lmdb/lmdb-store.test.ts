@@ -7,6 +7,7 @@ import { pino } from 'pino'
 import { conformanceIndexer, runStorageConformance } from '../conformance.js'
 import { openLmdbStore, type LmdbStore, type LmdbStoreOptions } from './index.js'
 import { encodeLive, encodeNumber, openLayout, readMetaNumber } from './layout.js'
+import { encoderWithSource } from '../store.js'
 
 const dirs: string[] = []
 t.teardown(() => { for (const d of dirs) rmSync(d, { recursive: true, force: true }) })
@@ -336,4 +337,17 @@ t.test('index terms that prefix one another stay apart', async t => {
   t.same(await keys(['t:a', 't:ab']), ['p/1', 'p/2', 'p/3'], 'a union, once each, in key order')
   t.same(await keys(['t:a', 't:ab'], 2), ['p/1', 'p/2'])
   t.same(await keys(['t:']), [])
+})
+
+t.test('the indexer is given the object a write hands over with its encoder, and nothing for a plain encoder', async t => {
+  const seen: unknown[] = []
+  const s = await open({ indexer: { version: 'spy-1', terms: (key, value, source) => { seen.push(source); return conformanceIndexer.terms(key, value) } } })
+  t.teardown(async () => { await s.close() })
+  const obj = { a: 1 }
+  const bytes = Buffer.from(JSON.stringify(obj))
+  const c = await s.create('/k/1', encoderWithSource(() => bytes, obj))
+  await s.update('/k/1', encoderWithSource(() => bytes, obj), c.modRevision)
+  await s.create('/k/2', () => bytes)
+  t.same(seen, [obj, obj, undefined])
+  t.equal(seen[0], obj, 'the same object, not a copy')
 })

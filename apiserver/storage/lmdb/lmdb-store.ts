@@ -78,7 +78,7 @@ export class LmdbStore implements Store {
       space: this.guard,
       publish: (events, revision) => this.hub.publish(events, revision),
       onFatal: (err) => this.hub.closeAll(err),
-      onLive: (key, next, at) => this.index.change(key, next, at)
+      onLive: (key, next, at, source) => this.index.change(key, next, at, source)
     }, rev)
   }
 

@@ -50,14 +50,15 @@ export class TermIndex {
 
   /**
    * Inside the write transaction of revision `rev`: moves the entries of `key` to those of its value `next`
-   * (undefined: deleted). The entries it had come from `terms`, so only the new value is read.
+   * (undefined: deleted). The entries it had come from `terms`, so only the new value is read (or `source`, the
+   * value as its writer parsed it).
    */
-  change (key: string, next: Buffer | undefined, rev: Revision): void {
+  change (key: string, next: Buffer | undefined, rev: Revision, source?: unknown): void {
     if (this.indexer === undefined) return
     const { idx, meta, terms: termsDb } = this.layout
     meta.putSync(REV_KEY, encodeNumber(rev))
     const had = termsDb.get(key)?.toString() ?? ''
-    const after = next === undefined ? [] : this.termsOf(key, next)
+    const after = next === undefined ? [] : this.termsOf(key, next, source)
     const joined = after.join('\n')
     if (joined === had) return
     const before = had === '' ? [] : had.split('\n')
@@ -92,10 +93,10 @@ export class TermIndex {
     return { keys: keys.slice(0, limit), remaining: noCount ? 1 : keys.length - limit }
   }
 
-  private termsOf (key: string, value: Buffer): string[] {
+  private termsOf (key: string, value: Buffer, source?: unknown): string[] {
     let terms: string[]
     try {
-      terms = (this.indexer as StoreIndexer).terms(key, value)
+      terms = (this.indexer as StoreIndexer).terms(key, value, source)
     } catch (err) {
       throw new StorageError('Internal', `index terms of ${key}: ${String(err)}`, key)
     }
