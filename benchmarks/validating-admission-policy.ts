@@ -147,6 +147,9 @@ const result = {
   benchmark: 'validating-admission-policy', requests: REQUESTS, concurrency: CONCURRENCY, poolThreads: POOL, rounds: ROUNDS,
   noAdmission, tenNonMatchingPolicies, tenMatchingPolicies, oneLocalWebhook,
   nonMatchingCostPercent: +((noAdmission.perSecond / tenNonMatchingPolicies.perSecond - 1) * 100).toFixed(1),
+  /** The same from process CPU per create (steadier on a shared machine), and per round against that round's own. */
+  nonMatchingCpuCostPercent: +((tenNonMatchingPolicies.cpuMicrosPerRequest / noAdmission.cpuMicrosPerRequest - 1) * 100).toFixed(1),
+  nonMatchingCpuCostPercentByRound: rounds.map(r => +((r.nonMatching.cpuMicrosPerRequest / r.none.cpuMicrosPerRequest - 1) * 100).toFixed(1)),
   perMatchingPolicyMicros: extraMicros(tenMatchingPolicies, 10),
   perWebhookMicros: extraMicros(oneLocalWebhook, 1),
   /** CPU a create costs more per matching policy (all threads of the process), from cpuMicrosPerRequest. */
