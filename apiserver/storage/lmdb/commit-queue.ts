@@ -2,8 +2,11 @@
 // acknowledged (and published to watchers) only once the batch is durable.
 //
 // One transaction is in flight at a time; the batch is taken from the queue inside the transaction
-// callback, so every write queued until the write lock is granted joins it. While batch N is being
-// flushed to disk (lmdb's overlappingSync), batch N+1 already commits; acknowledgements follow in order.
+// callback, so every write queued until the write lock is granted joins it. Batch N+1 starts only once batch N
+// is flushed to disk and settled: handing lmdb a transaction while its last one is still being synced (its
+// overlappingSync) costs more than it overlaps. Measured on this box, lmdb alone, 1.3 KiB puts: 64 writers 46-48k/s
+// and 15-17 µs of CPU per put waiting, against 29-30k/s and 24 µs overlapping; 16 writers 14-15k/s against 9-10k/s;
+// one writer the same. Writes queued meanwhile make the next batch bigger.
 //
 // Space: each batch asks the space guard to measure if due, and every write other than a delete to be admitted (refused
 // ones fail with NoSpace and take no revision). A batch whose commit fails for want of space anyway (the disk
@@ -72,7 +75,7 @@ export class CommitQueue {
 
   submit (op: WriteOp): void {
     if (this.broken !== undefined) {
-      op.reject(new StorageError('Internal', `the store failed to flush and refuses writes until it is reopened: ${this.broken}`, op.key))
+      op.reject(this.brokenError(op.key, this.broken))
       return
     }
     if (this.closed) {
@@ -102,6 +105,11 @@ export class CommitQueue {
   private async run (): Promise<void> {
     const { root } = this.deps.layout
     while (this.queue.length > 0) {
+      await this.acks
+      if (this.broken !== undefined) {
+        for (const op of this.queue.splice(0)) op.reject(this.brokenError(op.key, this.broken))
+        return
+      }
       let ops: WriteOp[] = []
       let batch: Batch | undefined
       try {
@@ -220,6 +228,10 @@ export class CommitQueue {
       if (outcome instanceof StorageError) op.reject(outcome)
       else op.resolve(outcome)
     })
+  }
+
+  private brokenError (key: string, cause: string): StorageError {
+    return new StorageError('Internal', `the store failed to flush and refuses writes until it is reopened: ${cause}`, key)
   }
 
   private failFlush (batch: Batch, err: unknown): void {
