@@ -68,3 +68,23 @@ t.test('evaluateMany runs several programs over one base in one crossing, each w
   t.match(slow[0], { code: 'SANDBOX_ERR_DEADLINE' }, 'a step past the deadline fails alone')
   t.match(slow[1], { value: '5' }, 'the other steps still answer')
 })
+
+t.test('a step without extra variables runs over the shared ones; the next step binds its own again', async (t) => {
+  const sb = await createSandbox()
+  t.teardown(() => sb.dispose())
+  const env = { variables: { object: { type: 'dyn' }, params: { type: 'dyn' } } }
+  const name = sb.compile('object.name', env)
+  const withParams = sb.compile('object.name + string(params)', env)
+  const base = { object: { name: 'a' } }
+  const out = sb.evaluateMany(base, [
+    { program: name, extra: {} },
+    { program: withParams, extra: { params: 1 } },
+    { program: name, extra: {} },
+    { program: withParams, extra: { params: 2 } },
+  ])
+  t.same(out.map((r) => ('value' in r ? r.value : (r as Error).message)), ['a', 'a1', 'a', 'a2'])
+  // an extra variable of one step never leaks into the next step's shared ones
+  const leak = sb.evaluateMany(base, [{ program: withParams, extra: { params: 3 } }, { program: withParams, extra: {} }])
+  t.equal((leak[0] as { value: unknown }).value, 'a3')
+  t.match(leak[1], { message: /params/ }, 'without params the step sees none')
+})

@@ -216,7 +216,9 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
     for (const s of steps) {
       const g = guestIds.get(s.program)
       if (g === undefined || g.released()) return steps.map((x) => (x === s ? released() : one(x)))
-      parts.push(`{"id":${g.id},"limit":${s.costLimit ?? resolved.perCallCost},"extra":${toJson(s.extra)}}`)
+      // no extra variables: the guest runs over the shared ones as they are, without copying them for the step
+      const extra = hasKeys(s.extra) ? `,"extra":${toJson(s.extra)}` : ''
+      parts.push(`{"id":${g.id},"limit":${s.costLimit ?? resolved.perCallCost}${extra}}`)
     }
     const list = parts.join(',')
     let out: { ok: true; results: GuestEval[] } | GuestError
@@ -291,6 +293,11 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
   }
 
   return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
+}
+
+function hasKeys(o: Record<string, unknown>): boolean {
+  for (const _ in o) return true
+  return false
 }
 
 /**

@@ -98,11 +98,10 @@ if (sandbox) {
         // Only what the batch's programs read of those variables crosses into the guest (projectVariables).
         const base = projectVariables(m.base, m.items.flatMap(({ plan }) => planPrograms(plan).map((p) => keyedPrograms.get(p.key)!)))
         const gens = m.items.map(({ plan, failOnError }) => policySteps(plan, m.base, failOnError, PER_POLICY_COST))
-        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(base, active.map(({ index, step }) => ({
-          program: keyedPrograms.get(step.program.key)!,
-          extra: { params: m.items[index].params, variables: step.variables },
-          costLimit: step.costLimit,
-        }))))
+        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(base, active.map(({ index, step }) => {
+          const program = keyedPrograms.get(step.program.key)!
+          return { program, extra: readExtras(program, m.items[index].params, step.variables), costLimit: step.costLimit }
+        })))
       }
       case 'dropExprKeyed':
         keyedPrograms.get(m.key)?.release()
@@ -113,6 +112,20 @@ if (sandbox) {
         keyed.delete(m.key)
         return undefined
     }
+  }
+
+  /**
+   * A step's `params` and `variables`, each only when the program reads it: an unread one would cross into the guest
+   * and be converted for nothing (about 6 µs a step). Programs whose reads are unknown get both.
+   */
+  function readExtras(program: Program, params: unknown, variables: Record<string, unknown>): Record<string, unknown> {
+    const reads = program.reads
+    if (reads === undefined) return { params, variables }
+    const read = (name: string): boolean => reads.whole.includes(name) || reads.projection?.[name] !== undefined
+    const extra: Record<string, unknown> = {}
+    if (read('params')) extra.params = params
+    if (read('variables')) extra.variables = variables
+    return extra
   }
 
   port.on('message', (m: WorkerRequest & { seq: number }) => {
