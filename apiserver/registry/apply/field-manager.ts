@@ -124,7 +124,8 @@ export class FieldManager {
     }
     if (result.unchanged && live !== undefined) return undefined
     const own = result.managers.get(id)
-    if (own !== undefined) {
+    // Only a set holding some of the system fields changes (usually none: the updater's filter dropped them).
+    if (own !== undefined && (own.set.empty() || !STRIPPED.intersection(own.set).empty())) {
       const set = own.set.difference(STRIPPED)
       if (set.empty()) result.managers.delete(id)
       else if (!set.equals(own.set)) result.managers.set(id, { set, apiVersion: own.apiVersion, applied: own.applied })

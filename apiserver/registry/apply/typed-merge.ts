@@ -59,6 +59,15 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     observedR.set(pe, rhs[i])
   })
   const lPEs = lhs.map((item, i) => itemElement(t, item, i))
+  // The same items in the same order (the usual re-apply): the walk below would pair them one by one.
+  if (lPEs.length === rPEs.length && lPEs.every((pe, i) => pe === rPEs[i])) {
+    const out: Json[] = []
+    for (let i = 0; i < lhs.length; i++) {
+      const m = merge(lhs[i], rhs[i], t.element)
+      if (m !== undefined) out.push(m)
+    }
+    return out
+  }
   const observedL = new Map<PathElement, Json | undefined>()
   lPEs.forEach((pe, i) => observedL.set(pe, observedL.has(pe) ? undefined : lhs[i]))
   const shared = rPEs.filter(pe => observedL.has(pe))

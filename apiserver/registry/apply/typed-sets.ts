@@ -11,8 +11,34 @@ export class ApplyTypeError extends Error {
   readonly code = 'APPLY_ERR_TYPE'
 }
 
+/** Elements of keyed items already named, per list type and item, while `rememberingItems` runs (else undefined). */
+let named: Map<ListType, Map<object, PathElement>> | undefined
+
+/**
+ * Runs `fn` remembering the element of every keyed list item it names: one apply names the same items in its merge,
+ * its configuration's field set and its comparison. The values walked must not change while `fn` runs.
+ */
+export function rememberingItems<T> (fn: () => T): T {
+  if (named !== undefined) return fn()
+  named = new Map()
+  try {
+    return fn()
+  } finally {
+    named = undefined
+  }
+}
+
 /** The element naming list item `index`: its key fields (with defaults) for a map list, the value for a set. */
 export function itemElement (t: ListType, item: Json, index: number): PathElement {
+  if (named === undefined || t.relationship === 'set' || !isObject(item)) return elementOf(t, item, index)
+  let byItem = named.get(t)
+  if (byItem === undefined) named.set(t, byItem = new Map())
+  let pe = byItem.get(item)
+  if (pe === undefined) byItem.set(item, pe = elementOf(t, item, index))
+  return pe
+}
+
+function elementOf (t: ListType, item: Json, index: number): PathElement {
   if (t.relationship === 'set') {
     if (item === null || typeof item === 'object') {
       throw new ApplyTypeError(`element ${index}: associative list without keys has an element that's ${item === null ? 'an explicit null' : Array.isArray(item) ? 'a list' : 'a map type'}`)
@@ -41,52 +67,57 @@ export function fieldTypeOf (t: MapType, key: string): MergeType {
 /** The paths a value sets: each leaf, atomic structures as one path, list items and non-struct keys themselves too. */
 export function toFieldSet (value: Json, type: MergeType): FieldSet {
   const out = new FieldSet()
-  collect(type, value, [], out)
+  collect(type, value, out, undefined, out)
   return out
 }
 
-/** `path` is a shared stack: pushed before descending, popped after (no per-node copies). */
-function collect (type: MergeType, v: Json, path: PathElement[], out: FieldSet): void {
+/**
+ * Adds the paths `v` sets to `out`. `v` lies at element `pe` below the node `parent` (the root: `parent` is `out`
+ * and `pe` undefined); a path is added to its parent node directly rather than walked down to from the root, and a
+ * node is made only when something lies below it (an empty node would count as a prefix where sets are expanded).
+ */
+function collect (type: MergeType, v: Json, parent: FieldSet, pe: PathElement | undefined, out: FieldSet): void {
   const t = atomFor(type, v)
   if (t.kind === 'scalar' || !fits(t, v) || isAtomic(t)) {
-    out.insert(path)
+    if (pe !== undefined) parent.addMember(pe)
     return
   }
   if (v === null) return
   if (t.kind === 'list') {
     const items = v as Json[]
+    if (items.length === 0) return
+    const node = pe === undefined ? out : parent.child(pe)
     const pes = items.map((item, i) => itemElement(t, item, i))
     let dups: Set<PathElement> | undefined
     if (new Set(pes).size !== pes.length) {
       dups = new Set()
       const seen = new Set<PathElement>()
-      for (const pe of pes) {
-        if (seen.has(pe) && !dups.has(pe)) {
-          dups.add(pe)
-          path.push(pe)
-          out.insert(path)
-          path.pop()
+      for (const p of pes) {
+        if (seen.has(p) && !dups.has(p)) {
+          dups.add(p)
+          node.addMember(p)
         }
-        seen.add(pe)
+        seen.add(p)
       }
     }
     for (let i = 0; i < items.length; i++) {
       if (dups?.has(pes[i]) === true) continue
-      path.push(pes[i])
-      collect(t.element, items[i], path, out)
-      out.insert(path)
-      path.pop()
+      collect(t.element, items[i], node, pes[i], out)
+      node.addMember(pes[i])
     }
     return
   }
   const m = v as JsonObject
+  let node: FieldSet | undefined
   for (const k in m) {
+    node ??= pe === undefined ? out : parent.child(pe)
     const child = m[k]
-    path.push(fieldElement(k))
-    collect(fieldTypeOf(t, k), child, path, out)
-    if (child === null || (typeof child === 'object' && !Array.isArray(child) && isEmptyObject(child)) || !t.declares(k)) out.insert(path)
-    path.pop()
+    const kpe = fieldElement(k)
+    collect(fieldTypeOf(t, k), child, node, kpe, out)
+    if (child === null || (typeof child === 'object' && !Array.isArray(child) && isEmptyObject(child)) || !t.declares(k)) node.addMember(kpe)
   }
+  // Nothing below (every member an empty list): no node, as when paths are inserted one by one.
+  if (node !== undefined && node !== out && pe !== undefined && node.members.size === 0 && node.children.size === 0) parent.deleteChild(pe)
 }
 
 function isEmptyObject (o: object): boolean {
