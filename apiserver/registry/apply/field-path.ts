@@ -6,8 +6,19 @@ import type { Json } from '../patch/json-pointer.js'
 /** One step into an object: `f:<field>`, `k:<json of key fields>`, `v:<json value>` or `i:<index>`. */
 export type PathElement = string
 
+/** `f:<name>` strings already made, so that walks use one string per field name (hashed once). Bounded. */
+const fieldElements = new Map<string, PathElement>()
+const FIELD_ELEMENTS_LIMIT = 8192
+
 export function fieldElement (name: string): PathElement {
-  return 'f:' + name
+  let pe = fieldElements.get(name)
+  if (pe === undefined) {
+    // Past the limit (keys of maps are data: labels, annotations) the cache starts again.
+    if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
+    pe = 'f:' + name
+    fieldElements.set(name, pe)
+  }
+  return pe
 }
 
 /** A keyed list item; `fields` in any order (they are sorted by name, as structured-merge-diff does). */

@@ -11,34 +11,8 @@ export class ApplyTypeError extends Error {
   readonly code = 'APPLY_ERR_TYPE'
 }
 
-/** Elements of keyed items already named, per list type and item, while `rememberingItems` runs (else undefined). */
-let named: Map<ListType, Map<object, PathElement>> | undefined
-
-/**
- * Runs `fn` remembering the element of every keyed list item it names: one apply names the same items in its merge,
- * its configuration's field set and its comparison. The values walked must not change while `fn` runs.
- */
-export function rememberingItems<T> (fn: () => T): T {
-  if (named !== undefined) return fn()
-  named = new Map()
-  try {
-    return fn()
-  } finally {
-    named = undefined
-  }
-}
-
 /** The element naming list item `index`: its key fields (with defaults) for a map list, the value for a set. */
 export function itemElement (t: ListType, item: Json, index: number): PathElement {
-  if (named === undefined || t.relationship === 'set' || !isObject(item)) return elementOf(t, item, index)
-  let byItem = named.get(t)
-  if (byItem === undefined) named.set(t, byItem = new Map())
-  let pe = byItem.get(item)
-  if (pe === undefined) byItem.set(item, pe = elementOf(t, item, index))
-  return pe
-}
-
-function elementOf (t: ListType, item: Json, index: number): PathElement {
   if (t.relationship === 'set') {
     if (item === null || typeof item === 'object') {
       throw new ApplyTypeError(`element ${index}: associative list without keys has an element that's ${item === null ? 'an explicit null' : Array.isArray(item) ? 'a list' : 'a map type'}`)
@@ -47,6 +21,11 @@ function elementOf (t: ListType, item: Json, index: number): PathElement {
   }
   if (!isObject(item)) {
     throw new ApplyTypeError(`element ${index}: associative list with keys may not have ${item === null ? 'a null element' : 'non-map elements'}`)
+  }
+  if (t.keys.length === 1) {
+    const k = t.keys[0]
+    const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
+    if (typeof v === 'string' || typeof v === 'number') return keyedElement(t, k, v)
   }
   const fields: Array<[string, Json]> = []
   for (const k of t.keys) {
@@ -58,6 +37,27 @@ function elementOf (t: ListType, item: Json, index: number): PathElement {
     throw new ApplyTypeError(`element ${index}: associative list with keys has an element that omits all key fields ${JSON.stringify(t.keys)} (and doesn't have default values for any key fields)`)
   }
   return keyElement(fields)
+}
+
+/** Elements of single-key items by key value, per list type (the same names recur in every write of an object). */
+const keyedElements = new WeakMap<ListType, Map<string | number, PathElement>>()
+/** Entries one list type keeps (past it they start again): key values are data, not schema. */
+const KEYED_LIMIT = 4096
+
+/**
+ * `k:{"<key>":<value>}`, one string per value: equal items of the two sides of a merge or comparison then hold the
+ * same string, so matching them compares references rather than characters.
+ */
+function keyedElement (t: ListType, key: string, value: string | number): PathElement {
+  let byValue = keyedElements.get(t)
+  if (byValue === undefined) keyedElements.set(t, byValue = new Map())
+  let pe = byValue.get(value)
+  if (pe === undefined) {
+    if (byValue.size >= KEYED_LIMIT) byValue.clear()
+    pe = 'k:{' + JSON.stringify(key) + ':' + stableJson(value) + '}'
+    byValue.set(value, pe)
+  }
+  return pe
 }
 
 export function fieldTypeOf (t: MapType, key: string): MergeType {

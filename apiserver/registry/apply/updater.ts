@@ -7,7 +7,7 @@ import type { PathElement } from './field-path.js'
 import { FieldSet } from './field-set.js'
 import type { MergeType } from './merge-type.js'
 import { ensureNamedFieldsAreMembers, merge, reconcileWithSchema, removeItems } from './typed-merge.js'
-import { compare, rememberingItems, toFieldSet, type Comparison } from './typed-sets.js'
+import { compare, toFieldSet, type Comparison } from './typed-sets.js'
 
 export interface ManagerSet {
   set: FieldSet
@@ -40,10 +40,6 @@ export class Updater {
 
   /** A non-apply write by `manager`: it gains what it added or changed; others lose that and what was removed. */
   update (live: Json, next: Json, version: string, given: Managers, manager: string): Managers {
-    return rememberingItems(() => this.updateOwnership(live, next, version, given, manager))
-  }
-
-  private updateOwnership (live: Json, next: Json, version: string, given: Managers, manager: string): Managers {
     const managers = this.reconcile(given)
     const { managers: out, comparison } = this.takeOwnership(live, next, version, managers, manager, true)
     const previous = out.get(manager)?.set
@@ -61,12 +57,6 @@ export class Updater {
    * new managers. Throws ApplyConflicts when not forced and other managers own changed fields.
    */
   apply (live: Json, config: Json, version: string, managers: Managers, manager: string, force: boolean):
-  { object: Json | undefined, managers: Managers, unchanged: boolean } {
-    // Neither value changes during the apply, so list items are named once for the merge, the sets and the comparison.
-    return rememberingItems(() => this.applyConfig(live, config, version, managers, manager, force))
-  }
-
-  private applyConfig (live: Json, config: Json, version: string, managers: Managers, manager: string, force: boolean):
   { object: Json | undefined, managers: Managers, unchanged: boolean } {
     managers = this.reconcile(managers)
     const merged = merge(live, config, this.type) ?? {}
