@@ -26,7 +26,39 @@ export function itemElement (t: ListType, item: Json, index: number): PathElemen
     const k = t.keys[0]
     const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
     if (typeof v === 'string' || typeof v === 'number') return keyedElement(t, k, v)
+  } else if (t.keys.length > 1) {
+    const id = scalarKeysId(t, item)
+    if (id !== undefined) {
+      const byId = elementsOf(t)
+      let pe = byId.get(id)
+      if (pe === undefined) {
+        pe = keyFieldsElement(t, item, index)
+        if (byId.size >= KEYED_LIMIT) byId.clear()
+        byId.set(id, pe)
+      }
+      return pe
+    }
   }
+  return keyFieldsElement(t, item, index)
+}
+
+/**
+ * An unambiguous text of the key values of an item of a list with several keys (each a string, a number or absent),
+ * to find its element by; undefined when some value is anything else.
+ */
+function scalarKeysId (t: ListType, item: JsonObject): string | undefined {
+  let id = ''
+  for (const k of t.keys) {
+    const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
+    if (typeof v === 'string') id += 's' + String(v.length) + ':' + v
+    else if (typeof v === 'number') id += 'n' + String(v) + ';'
+    else if (v === undefined) id += '-'
+    else return undefined
+  }
+  return id
+}
+
+function keyFieldsElement (t: ListType, item: JsonObject, index: number): PathElement {
   const fields: Array<[string, Json]> = []
   for (const k of t.keys) {
     const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
@@ -39,8 +71,17 @@ export function itemElement (t: ListType, item: Json, index: number): PathElemen
   return keyElement(fields)
 }
 
-/** Elements of single-key items by key value, per list type (the same names recur in every write of an object). */
+/**
+ * Elements of keyed items by key value (lists with one key) or by `scalarKeysId` (several keys), per list type: the
+ * same names recur in every write of an object.
+ */
 const keyedElements = new WeakMap<ListType, Map<string | number, PathElement>>()
+function elementsOf (t: ListType): Map<string | number, PathElement> {
+  let m = keyedElements.get(t)
+  if (m === undefined) keyedElements.set(t, m = new Map())
+  return m
+}
+
 /** Entries one list type keeps (past it they start again): key values are data, not schema. */
 const KEYED_LIMIT = 4096
 
@@ -49,8 +90,7 @@ const KEYED_LIMIT = 4096
  * same string, so matching them compares references rather than characters.
  */
 function keyedElement (t: ListType, key: string, value: string | number): PathElement {
-  let byValue = keyedElements.get(t)
-  if (byValue === undefined) keyedElements.set(t, byValue = new Map())
+  const byValue = elementsOf(t)
   let pe = byValue.get(value)
   if (pe === undefined) {
     if (byValue.size >= KEYED_LIMIT) byValue.clear()
