@@ -52,8 +52,18 @@ export function isPathElement (s: string): boolean {
 
 /** The field name of an `f:` element; undefined for the other kinds. */
 export function fieldName (pe: PathElement): string | undefined {
-  return pe.startsWith('f:') ? pe.slice(2) : undefined
+  if (!pe.startsWith('f:')) return undefined
+  // One string per name, as for fieldElement: the type lookups that follow then hash it once.
+  let name = fieldNames.get(pe)
+  if (name === undefined) {
+    if (fieldNames.size >= FIELD_ELEMENTS_LIMIT) fieldNames.clear()
+    name = pe.slice(2)
+    fieldNames.set(pe, name)
+  }
+  return name
 }
+
+const fieldNames = new Map<PathElement, string>()
 
 /** The printed form used in conflict messages: `.name`, `[name="a",port=80]`, `[="a"]`, `[0]`. */
 export function printElement (pe: PathElement): string {
