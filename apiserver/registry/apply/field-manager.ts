@@ -44,6 +44,9 @@ export class FieldManager {
   private readonly statusUpdater: Updater
   /** What the main resource's writes may not own, for the walk that records a create. */
   private readonly createdFilter: CreatedFieldsFilter
+  /** The last timestamp made and the second it stands for. */
+  private stamp = ''
+  private stampSecond = NaN
 
   constructor (private readonly o: FieldManagerOptions) {
     // What a write may own: never system metadata, and with a status subresource, status only through /status.
@@ -124,7 +127,8 @@ export class FieldManager {
     }
     if (result.unchanged && live !== undefined) return undefined
     const own = result.managers.get(id)
-    if (own !== undefined) {
+    // Only a set holding some of the system fields changes (usually none: the updater's filter dropped them).
+    if (own !== undefined && (own.set.empty() || !STRIPPED.intersection(own.set).empty())) {
       const set = own.set.difference(STRIPPED)
       if (set.empty()) result.managers.delete(id)
       else if (!set.equals(own.set)) result.managers.set(id, { set, apiVersion: own.apiVersion, applied: own.applied })
@@ -175,7 +179,14 @@ export class FieldManager {
   }
 
   private timestamp (): string {
-    return this.o.now().toISOString().replace(/\.\d+Z$/, 'Z')
+    // Seconds precision: the text changes once a second, so it is made once a second.
+    const ms = this.o.now().getTime()
+    const second = Math.floor(ms / 1000)
+    if (second !== this.stampSecond) {
+      this.stamp = new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
+      this.stampSecond = second
+    }
+    return this.stamp
   }
 }
 

@@ -6,8 +6,19 @@ import type { Json } from '../patch/json-pointer.js'
 /** One step into an object: `f:<field>`, `k:<json of key fields>`, `v:<json value>` or `i:<index>`. */
 export type PathElement = string
 
+/** `f:<name>` strings already made, so that walks use one string per field name (hashed once). Bounded. */
+const fieldElements = new Map<string, PathElement>()
+const FIELD_ELEMENTS_LIMIT = 8192
+
 export function fieldElement (name: string): PathElement {
-  return 'f:' + name
+  let pe = fieldElements.get(name)
+  if (pe === undefined) {
+    // Past the limit (keys of maps are data: labels, annotations) the cache starts again.
+    if (fieldElements.size >= FIELD_ELEMENTS_LIMIT) fieldElements.clear()
+    pe = 'f:' + name
+    fieldElements.set(name, pe)
+  }
+  return pe
 }
 
 /** A keyed list item; `fields` in any order (they are sorted by name, as structured-merge-diff does). */
@@ -41,8 +52,18 @@ export function isPathElement (s: string): boolean {
 
 /** The field name of an `f:` element; undefined for the other kinds. */
 export function fieldName (pe: PathElement): string | undefined {
-  return pe.startsWith('f:') ? pe.slice(2) : undefined
+  if (!pe.startsWith('f:')) return undefined
+  // One string per name, as for fieldElement: the type lookups that follow then hash it once.
+  let name = fieldNames.get(pe)
+  if (name === undefined) {
+    if (fieldNames.size >= FIELD_ELEMENTS_LIMIT) fieldNames.clear()
+    name = pe.slice(2)
+    fieldNames.set(pe, name)
+  }
+  return name
 }
+
+const fieldNames = new Map<PathElement, string>()
 
 /** The printed form used in conflict messages: `.name`, `[name="a",port=80]`, `[="a"]`, `[0]`. */
 export function printElement (pe: PathElement): string {

@@ -182,13 +182,22 @@ export class FieldSet {
   static fromFieldsV1 (tree: unknown, where = 'fieldsV1', trusted = false): FieldSet {
     const out = new FieldSet()
     if (tree === null || typeof tree !== 'object' || Array.isArray(tree)) throw new FieldsV1Error(`${where}: expected an object`)
-    for (const [k, v] of Object.entries(tree as Record<string, unknown>)) {
+    const obj = tree as Record<string, unknown>
+    for (const k of Object.keys(obj)) {
       if (k === '.') continue
+      const v = obj[k]
       if (!(trusted ? k.length > 2 && k[1] === ':' : isPathElement(k))) throw new FieldsV1Error(`${where}: unknown path element ${JSON.stringify(k)}`)
       if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new FieldsV1Error(`${where}.${k}: expected an object`)
+      // One pass over the entry's keys: `.` makes it a member, any other key continues below it.
       const entries = Object.keys(v as object)
-      if (entries.length === 0 || entries.includes('.')) out.addMember(k)
-      if (entries.some(e => e !== '.')) {
+      let dot = false
+      let below = false
+      for (const e of entries) {
+        if (e === '.') dot = true
+        else below = true
+      }
+      if (entries.length === 0 || dot) out.addMember(k)
+      if (below) {
         const c = FieldSet.fromFieldsV1(v, trusted ? where : `${where}.${k}`, trusted)
         if (!c.empty()) out.setChild(k, c)
       }

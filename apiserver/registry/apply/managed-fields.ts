@@ -94,7 +94,7 @@ export function encodeManagedFields ({ managers, times }: DecodedManagedFields):
   const entries: ManagedFieldsEntry[] = []
   for (const [id, m] of managers) {
     if (m.set.empty()) continue
-    const key = parseManagerId(id)
+    const key = idFields(id)
     const e: ManagedFieldsEntry = {}
     if (key.manager !== undefined) e.manager = key.manager
     e.operation = m.applied ? 'Apply' : 'Update'
@@ -107,6 +107,20 @@ export function encodeManagedFields ({ managers, times }: DecodedManagedFields):
     entries.push(e)
   }
   return entries.sort(compareEntries)
+}
+
+/** Manager and subresource of identifiers already read (an object has few managers, met on every write). Bounded. */
+const idsRead = new Map<string, Readonly<Pick<ManagedFieldsEntry, 'manager' | 'subresource'>>>()
+
+function idFields (id: string): Readonly<Pick<ManagedFieldsEntry, 'manager' | 'subresource'>> {
+  let fields = idsRead.get(id)
+  if (fields === undefined) {
+    if (idsRead.size >= 1024) idsRead.clear()
+    const key = parseManagerId(id)
+    fields = { manager: key.manager, subresource: key.subresource }
+    idsRead.set(id, fields)
+  }
+  return fields
 }
 
 function compareEntries (p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {

@@ -54,16 +54,20 @@ class SchemaTypes {
       kind: 'map',
       atomic: s['x-orch-map-type'] === 'atomic',
       fieldType: (name) => {
+        // Declared fields are remembered first: the merge walks ask for every key of every object they visit.
+        const known = fields.get(name)
+        if (known !== undefined) return known
         const prop = props?.[name]
         if (prop !== undefined) {
-          let f = fields.get(name)
-          if (f === undefined) fields.set(name, f = this.typeOf(prop))
+          const f = this.typeOf(prop)
+          fields.set(name, f)
           return f
         }
         if (extra !== undefined) return (element ??= this.typeOf(extra))
         return preserve || this.unstructured ? DEDUCED : undefined
       },
-      declares: (name) => !this.unstructured && props?.[name] !== undefined
+      // `fields` holds only declared names (keys of other maps are not remembered: they are unbounded).
+      declares: (name) => !this.unstructured && (fields.has(name) || props?.[name] !== undefined)
     }
     return t
   }

@@ -29,22 +29,39 @@ export function merge (lhs: Json | undefined, rhs: Json | undefined, type: Merge
   }
   const lm = isObject(lhs) ? lhs : {}
   const rm = isObject(rhs) ? rhs : {}
-  const out: JsonObject = {}
-  let same = lhs !== undefined
+  // Made at the first member that changes (most of a re-applied object does not): until then the live object is shared.
+  let out: JsonObject | undefined = lhs === undefined ? {} : undefined
   let n = 0
   for (const k in lm) {
     const v = merge(lm[k], Object.prototype.hasOwnProperty.call(rm, k) ? rm[k] : undefined, fieldTypeOf(t, k))
-    if (v !== lm[k]) same = false
+    if (out === undefined) {
+      if (v === lm[k]) {
+        if (v !== undefined) n++
+        continue
+      }
+      out = membersBefore(lm, k)
+    }
     if (v !== undefined) { out[k] = v; n++ }
   }
   for (const k in rm) {
     if (Object.prototype.hasOwnProperty.call(lm, k)) continue
     const v = merge(undefined, rm[k], fieldTypeOf(t, k))
-    same = false
+    out ??= membersBefore(lm, undefined)
     if (v !== undefined) { out[k] = v; n++ }
   }
-  if (same) return lhs // every member unchanged: share the live object, so comparisons skip it
+  if (out === undefined) return lhs // every member unchanged: share the live object, so comparisons skip it
   return n > 0 ? out : undefined
+}
+
+/** A copy of `lm`'s members that come before `stop` (all of them when undefined), leaving out undefined ones. */
+function membersBefore (lm: JsonObject, stop: string | undefined): JsonObject {
+  const out: JsonObject = {}
+  for (const k in lm) {
+    if (k === stop) break
+    const v = lm[k]
+    if (v !== undefined) out[k] = v
+  }
+  return out
 }
 
 /**
@@ -59,6 +76,15 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     observedR.set(pe, rhs[i])
   })
   const lPEs = lhs.map((item, i) => itemElement(t, item, i))
+  // The same items in the same order (the usual re-apply): the walk below would pair them one by one.
+  if (lPEs.length === rPEs.length && lPEs.every((pe, i) => pe === rPEs[i])) {
+    const out: Json[] = []
+    for (let i = 0; i < lhs.length; i++) {
+      const m = merge(lhs[i], rhs[i], t.element)
+      if (m !== undefined) out.push(m)
+    }
+    return out
+  }
   const observedL = new Map<PathElement, Json | undefined>()
   lPEs.forEach((pe, i) => observedL.set(pe, observedL.has(pe) ? undefined : lhs[i]))
   const shared = rPEs.filter(pe => observedL.has(pe))

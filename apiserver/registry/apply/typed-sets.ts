@@ -22,6 +22,43 @@ export function itemElement (t: ListType, item: Json, index: number): PathElemen
   if (!isObject(item)) {
     throw new ApplyTypeError(`element ${index}: associative list with keys may not have ${item === null ? 'a null element' : 'non-map elements'}`)
   }
+  if (t.keys.length === 1) {
+    const k = t.keys[0]
+    const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
+    if (typeof v === 'string' || typeof v === 'number') return keyedElement(t, k, v)
+  } else if (t.keys.length > 1) {
+    const id = scalarKeysId(t, item)
+    if (id !== undefined) {
+      const byId = elementsOf(t)
+      let pe = byId.get(id)
+      if (pe === undefined) {
+        pe = keyFieldsElement(t, item, index)
+        if (byId.size >= KEYED_LIMIT) byId.clear()
+        byId.set(id, pe)
+      }
+      return pe
+    }
+  }
+  return keyFieldsElement(t, item, index)
+}
+
+/**
+ * An unambiguous text of the key values of an item of a list with several keys (each a string, a number or absent),
+ * to find its element by; undefined when some value is anything else.
+ */
+function scalarKeysId (t: ListType, item: JsonObject): string | undefined {
+  let id = ''
+  for (const k of t.keys) {
+    const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
+    if (typeof v === 'string') id += 's' + String(v.length) + ':' + v
+    else if (typeof v === 'number') id += 'n' + String(v) + ';'
+    else if (v === undefined) id += '-'
+    else return undefined
+  }
+  return id
+}
+
+function keyFieldsElement (t: ListType, item: JsonObject, index: number): PathElement {
   const fields: Array<[string, Json]> = []
   for (const k of t.keys) {
     const v = Object.prototype.hasOwnProperty.call(item, k) ? item[k] : t.keyDefault(k)
@@ -34,6 +71,35 @@ export function itemElement (t: ListType, item: Json, index: number): PathElemen
   return keyElement(fields)
 }
 
+/**
+ * Elements of keyed items by key value (lists with one key) or by `scalarKeysId` (several keys), per list type: the
+ * same names recur in every write of an object.
+ */
+const keyedElements = new WeakMap<ListType, Map<string | number, PathElement>>()
+function elementsOf (t: ListType): Map<string | number, PathElement> {
+  let m = keyedElements.get(t)
+  if (m === undefined) keyedElements.set(t, m = new Map())
+  return m
+}
+
+/** Entries one list type keeps (past it they start again): key values are data, not schema. */
+const KEYED_LIMIT = 4096
+
+/**
+ * `k:{"<key>":<value>}`, one string per value: equal items of the two sides of a merge or comparison then hold the
+ * same string, so matching them compares references rather than characters.
+ */
+function keyedElement (t: ListType, key: string, value: string | number): PathElement {
+  const byValue = elementsOf(t)
+  let pe = byValue.get(value)
+  if (pe === undefined) {
+    if (byValue.size >= KEYED_LIMIT) byValue.clear()
+    pe = 'k:{' + JSON.stringify(key) + ':' + stableJson(value) + '}'
+    byValue.set(value, pe)
+  }
+  return pe
+}
+
 export function fieldTypeOf (t: MapType, key: string): MergeType {
   return t.fieldType(key) ?? DEDUCED
 }
@@ -41,52 +107,57 @@ export function fieldTypeOf (t: MapType, key: string): MergeType {
 /** The paths a value sets: each leaf, atomic structures as one path, list items and non-struct keys themselves too. */
 export function toFieldSet (value: Json, type: MergeType): FieldSet {
   const out = new FieldSet()
-  collect(type, value, [], out)
+  collect(type, value, out, undefined, out)
   return out
 }
 
-/** `path` is a shared stack: pushed before descending, popped after (no per-node copies). */
-function collect (type: MergeType, v: Json, path: PathElement[], out: FieldSet): void {
+/**
+ * Adds the paths `v` sets to `out`. `v` lies at element `pe` below the node `parent` (the root: `parent` is `out`
+ * and `pe` undefined); a path is added to its parent node directly rather than walked down to from the root, and a
+ * node is made only when something lies below it (an empty node would count as a prefix where sets are expanded).
+ */
+function collect (type: MergeType, v: Json, parent: FieldSet, pe: PathElement | undefined, out: FieldSet): void {
   const t = atomFor(type, v)
   if (t.kind === 'scalar' || !fits(t, v) || isAtomic(t)) {
-    out.insert(path)
+    if (pe !== undefined) parent.addMember(pe)
     return
   }
   if (v === null) return
   if (t.kind === 'list') {
     const items = v as Json[]
+    if (items.length === 0) return
+    const node = pe === undefined ? out : parent.child(pe)
     const pes = items.map((item, i) => itemElement(t, item, i))
     let dups: Set<PathElement> | undefined
     if (new Set(pes).size !== pes.length) {
       dups = new Set()
       const seen = new Set<PathElement>()
-      for (const pe of pes) {
-        if (seen.has(pe) && !dups.has(pe)) {
-          dups.add(pe)
-          path.push(pe)
-          out.insert(path)
-          path.pop()
+      for (const p of pes) {
+        if (seen.has(p) && !dups.has(p)) {
+          dups.add(p)
+          node.addMember(p)
         }
-        seen.add(pe)
+        seen.add(p)
       }
     }
     for (let i = 0; i < items.length; i++) {
       if (dups?.has(pes[i]) === true) continue
-      path.push(pes[i])
-      collect(t.element, items[i], path, out)
-      out.insert(path)
-      path.pop()
+      collect(t.element, items[i], node, pes[i], out)
+      node.addMember(pes[i])
     }
     return
   }
   const m = v as JsonObject
+  let node: FieldSet | undefined
   for (const k in m) {
+    node ??= pe === undefined ? out : parent.child(pe)
     const child = m[k]
-    path.push(fieldElement(k))
-    collect(fieldTypeOf(t, k), child, path, out)
-    if (child === null || (typeof child === 'object' && !Array.isArray(child) && isEmptyObject(child)) || !t.declares(k)) out.insert(path)
-    path.pop()
+    const kpe = fieldElement(k)
+    collect(fieldTypeOf(t, k), child, node, kpe, out)
+    if (child === null || (typeof child === 'object' && !Array.isArray(child) && isEmptyObject(child)) || !t.declares(k)) node.addMember(kpe)
   }
+  // Nothing below (every member an empty list): no node, as when paths are inserted one by one.
+  if (node !== undefined && node !== out && pe !== undefined && node.members.size === 0 && node.children.size === 0) parent.deleteChild(pe)
 }
 
 function isEmptyObject (o: object): boolean {

@@ -62,15 +62,13 @@ export class Updater {
     const merged = merge(live, config, this.type) ?? {}
     const last = managers.get(manager)
     const set = this.filter(toFieldSet(config, this.type))
-    // The same configuration again (what GitOps tools send every sync): nothing to prune, change or take.
-    if (last !== undefined && last.applied && last.apiVersion === version && jsonEqual(live, merged) && last.set.equals(set)) {
-      return { object: undefined, managers, unchanged: true }
-    }
-    const next = new Map(managers)
     const same = last !== undefined && last.applied && last.apiVersion === version && last.set.equals(set)
+    // The same configuration again (what GitOps tools send every sync): nothing to prune, change or take.
+    if (same && jsonEqual(live, merged)) return { object: undefined, managers, unchanged: true }
+    const next = new Map(managers)
     next.set(manager, same ? last : { set, apiVersion: version, applied: true })
-    // Pruning removes only what the last configuration had and this one dropped.
-    const dropped = last !== undefined && !last.set.difference(set).empty()
+    // Pruning removes only what the last configuration had and this one dropped (nothing, when the sets are equal).
+    const dropped = last !== undefined && !same && !last.set.difference(set).empty()
     const pruned = dropped ? this.prune(merged, next, last) : merged
     const { managers: out } = this.takeOwnership(live, pruned, version, next, manager, force)
     return { object: jsonEqual(live, pruned) ? undefined : pruned, managers: out, unchanged: false }
