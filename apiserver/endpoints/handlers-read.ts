@@ -5,7 +5,7 @@ import { LIST_STREAM, encodeList, encodeObject, send, sendError, warningHeaders 
 import type { Call } from './handlers.js'
 import { buildRequestContext, parseListQuery, parseTimeoutMs, parseWatchQuery } from './request-context.js'
 import { createScaleTableConvertor, type TableConvertor } from './table.js'
-import { createWatchStream, defaultWatchTimeoutMs, watchContentType, watchEncoderFor } from './watch.js'
+import { countingSink, createWatchStream, defaultWatchTimeoutMs, watchContentType, watchEncoderFor } from './watch.js'
 
 /** Subresource views (Scale) have no printer columns of their own: they use the default Table. */
 function convertorFor (call: Call): TableConvertor {
@@ -52,7 +52,7 @@ export async function serveWatch (call: Call): Promise<void> {
   })
   untrack = env.trackWatch(stream)
   try {
-    const sink = counted === undefined ? stream.sink : { write: (chunks: Buffer[]) => { for (const c of chunks) counted.sent(c.length); stream.sink.write(chunks) }, end: stream.sink.end }
+    const sink = counted === undefined ? stream.sink : countingSink(stream.sink, counted)
     const sub = await call.handler.watch(ctx, call.info.namespace, query, encoder, sink)
     stream.attach(sub)
     if (stream.closed && !res.writableEnded && !res.headersSent) res.destroy()

@@ -11,7 +11,7 @@ import type { ResourceDefinition } from '../schema/types.js'
 import { negotiateResponse, type IncludeObject, type ResponseMedia } from './negotiate.js'
 import type { RequestInfo } from './request-info.js'
 import type { TableConvertor } from './table.js'
-import type { WatchStream } from './watch.js'
+import type { WatchCounter, WatchStream } from './watch.js'
 import { serveGet, serveList, serveWatch } from './handlers-read.js'
 import { serveCreate, serveDelete, serveDeleteCollection, serveUpdate } from './handlers-write.js'
 import { servePatch } from './handlers-patch.js'
@@ -32,7 +32,7 @@ export interface ResourceEnv {
   /** Registers an open watch so shutdown can end it; returns the unregister function. */
   trackWatch(stream: WatchStream): () => void
   /** Watch metrics (apiserver_registered_watchers, apiserver_watch_events_*): a watch of `kind` opened; none without. */
-  watchOpened?(w: { group: string, version: string, kind: string }): { sent(bytes: number): void, closed(): void }
+  watchOpened?(w: { group: string, version: string, kind: string }): WatchCounter
   maxWatchPendingBytes?: number
   /** --min-request-timeout: a watch without timeoutSeconds lasts between this and twice this (default 30 min). */
   minRequestTimeoutMs?: number

@@ -2,7 +2,8 @@
 import t from 'tap'
 import { Agent, createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createWatchStream, defaultWatchTimeoutMs } from './watch.js'
+import { countingSink, createWatchStream, defaultWatchTimeoutMs } from './watch.js'
+import type { WatchSink } from '../registry/types.js'
 import { WatchBatch } from '../registry/watch-batch.js'
 
 t.test('a watch without timeoutSeconds lasts between --min-request-timeout and twice that', async t => {
@@ -44,4 +45,23 @@ t.test('shared pre-framed batches reach a real HTTP client intact, and the conne
   const after = await get('/plain')
   t.equal(after.body, 'after', 'the next response on the same connection parses')
   t.equal(after.socket, w.socket, 'same keep-alive connection')
+})
+
+t.test('a counted watch keeps the hub\'s shared batches shared and counts every event once', async t => {
+  const seen: { shared: WatchBatch[], written: Buffer[][], ended: number } = { shared: [], written: [], ended: 0 }
+  const inner: WatchSink = { write: c => { seen.written.push(c) }, writeShared: b => { seen.shared.push(b) }, end: () => { seen.ended++ } }
+  const counts: number[] = []
+  const sink = countingSink(inner, { sent: events => { counts.push(events.length) }, closed: () => {} })
+  t.type(sink.writeShared, 'function', 'the hub hands it shared batches')
+  const batch = new WatchBatch([Buffer.from('{"a":1}\n'), Buffer.from('{"b":2}\n')])
+  sink.writeShared!(batch)
+  sink.write([Buffer.from('{"c":3}\n')])
+  sink.end()
+  t.equal(seen.shared[0], batch, 'the same batch object, framed once for every watcher')
+  t.same(seen.written.map(c => c.length), [1])
+  t.same(counts, [2, 1])
+  t.equal(seen.ended, 1)
+  const plain = countingSink({ write: c => { seen.written.push(c) }, end: () => {} }, { sent: () => {}, closed: () => {} })
+  plain.writeShared!(batch)
+  t.same(seen.written[1].map(String), ['{"a":1}\n', '{"b":2}\n'], 'a sink without writeShared gets the events')
 })

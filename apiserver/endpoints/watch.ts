@@ -99,6 +99,24 @@ export interface WatchStream {
   readonly closed: boolean
 }
 
+/** Counts a watch's sent events (the request metrics); `closed` once it ends. */
+export interface WatchCounter {
+  sent(events: readonly Buffer[]): void
+  closed(): void
+}
+
+/**
+ * `sink` with every written event counted. Shared batches stay shared: the hub frames a tick's events once for all
+ * the watchers that receive them, which a sink without writeShared would undo (a copy per watcher).
+ */
+export function countingSink (sink: WatchSink, counter: WatchCounter): WatchSink {
+  return {
+    write (chunks) { counter.sent(chunks); sink.write(chunks) },
+    writeShared (batch) { counter.sent(batch.chunks); if (sink.writeShared !== undefined) sink.writeShared(batch); else sink.write([...batch.chunks]) },
+    end (err) { sink.end(err) }
+  }
+}
+
 export interface WatchStreamOptions {
   timeoutMs: number
   maxPendingBytes?: number

@@ -84,11 +84,12 @@ export class ApiServerMetrics {
   }
 
   /** A watch was opened on `kind`: counts it as registered until the returned function is called. */
-  watchOpened (w: { group: string, version: string, kind: string }): { sent(bytes: number): void, closed(): void } {
+  watchOpened (w: { group: string, version: string, kind: string }): { sent(events: readonly Buffer[]): void, closed(): void } {
     this.registeredWatchers.inc(w)
     let open = true
     return {
-      sent: bytes => { this.watchEvents.inc(w); this.watchEventSizes.observe(w, bytes) },
+      // One count per write of the events (not one per event): prom-client hashes the labels on every call.
+      sent: events => { this.watchEvents.inc(w, events.length); for (const e of events) this.watchEventSizes.observe(w, e.length) },
       closed: () => { if (open) { open = false; this.registeredWatchers.dec(w) } }
     }
   }
