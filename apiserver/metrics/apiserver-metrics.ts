@@ -2,6 +2,7 @@
 
 import type { Counter, Gauge, Histogram } from 'prom-client'
 import { ComponentMetrics, exponentialBuckets, type ComponentMetricsOptions } from './component-metrics.js'
+import { SeriesHistogram } from './series-histogram.js'
 
 /** The request latency buckets of apiserver_request_duration_seconds and etcd_request_duration_seconds. */
 export const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]
@@ -15,8 +16,8 @@ export class ApiServerMetrics {
   readonly requestDuration: Histogram<RequestLabel>
   readonly longRunning: Gauge<LongRunningLabel>
   readonly registeredWatchers: Gauge<WatchLabel>
-  readonly watchEvents: Counter<WatchLabel>
-  readonly watchEventSizes: Histogram<WatchLabel>
+  /** apiserver_watch_events_sizes, and apiserver_watch_events_total as its counts: observed per event per watcher. */
+  readonly watchEventSizes = new SeriesHistogram<WatchLabel>(['group', 'version', 'kind'], exponentialBuckets(1024, 2.0, 8))
   readonly storageRequests: Histogram<'operation' | 'type'>
   readonly storageObjects: Gauge<'resource'>
   /** Size of the store's database file, under its three names across releases (1.28 and 1.29 deprecated two). */
@@ -49,11 +50,9 @@ export class ApiServerMetrics {
     })
     const watch = ['group', 'version', 'kind'] as const
     this.registeredWatchers = m.gauge({ name: 'apiserver_registered_watchers', labelNames: watch, help: 'Number of currently registered watchers for a given resources' })
-    this.watchEvents = m.counter({ name: 'apiserver_watch_events_total', labelNames: watch, help: 'Number of events sent in watch clients' })
-    this.watchEventSizes = m.histogram({
-      name: 'apiserver_watch_events_sizes', labelNames: watch, buckets: exponentialBuckets(1024, 2.0, 8),
-      help: 'Watch event size distribution in bytes'
-    })
+    const sizes = this.watchEventSizes
+    m.collected({ name: 'apiserver_watch_events_total', type: 'counter', help: 'Number of events sent in watch clients', read: () => sizes.counts() })
+    m.collected({ name: 'apiserver_watch_events_sizes', type: 'histogram', help: 'Watch event size distribution in bytes', read: () => sizes.samples() })
     this.storageRequests = m.histogram({
       name: 'etcd_request_duration_seconds', labelNames: ['operation', 'type'], buckets: REQUEST_BUCKETS,
       help: 'Etcd request latency in seconds for each operation and object type.'
@@ -87,9 +86,9 @@ export class ApiServerMetrics {
   watchOpened (w: { group: string, version: string, kind: string }): { sent(events: readonly Buffer[]): void, closed(): void } {
     this.registeredWatchers.inc(w)
     let open = true
+    const sizes = this.watchEventSizes.seriesFor(w)
     return {
-      // One count per write of the events (not one per event): prom-client hashes the labels on every call.
-      sent: events => { this.watchEvents.inc(w, events.length); for (const e of events) this.watchEventSizes.observe(w, e.length) },
+      sent: events => { for (const e of events) sizes.observe(e.length) },
       closed: () => { if (open) { open = false; this.registeredWatchers.dec(w) } }
     }
   }
