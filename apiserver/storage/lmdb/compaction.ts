@@ -89,7 +89,10 @@ export class Compactor {
    * (compaction only deletes at or below its target), and commit times grow with revisions.
    */
   private expiredRevision (): Revision {
-    const cutoff = this.deps.underPressure() ? Number.POSITIVE_INFINITY : this.deps.now() - this.deps.retentionMs
+    // A full store sets retention aside: everything committed is expired. Answered without reading the log, whose
+    // read snapshot (outside a transaction) may not show the newest commits yet; the search below would stop at that gap.
+    if (this.deps.underPressure()) return this.deps.committedRevision()
+    const cutoff = this.deps.now() - this.deps.retentionMs
     const { log } = this.deps.layout
     let lo = Math.max(this.done, this.compacted) // known expired (or the base)
     let hi = this.deps.committedRevision() + 1 // known not expired (or past the end)
