@@ -76,3 +76,22 @@ t.test('a request\'s policies evaluate in one crossing with their variables, mes
   long.validations[1].program.release()
   await t.rejects(pool.evaluatePolicies({ base: { object: { name: 'x' } }, items: [{ plan: long, params: { max: 3 }, failOnError: true }] }), { message: /released/ })
 })
+
+t.test('policy plans are sent to a thread once; past what a thread keeps, it drops them and is sent them again', async (t) => {
+  const pool = createSandboxPool({ size: 1 })
+  t.teardown(() => pool.close())
+  const env = { variables: { object: { type: 'dyn' }, variables: { type: 'map<string, dyn>' } } }
+  const name = await pool.compileExpression('object.name', env)
+  const check = await pool.compileExpression('variables.n.startsWith("a")', env)
+  // 1,500 plan objects (one per policy generation, say) over the same programs: more than a thread keeps (1,024)
+  const plans = Array.from({ length: 1500 }, (_, i) => ({
+    matchConditions: [], auditAnnotations: [], variables: new Map([['n', name]]), validations: [{ program: check, message: `plan ${i}` }]
+  }))
+  for (let from = 0; from < plans.length; from += 250) {
+    const batch = plans.slice(from, from + 250)
+    const out = await pool.evaluatePolicies({ base: { object: { name: 'bob' } }, items: batch.map(plan => ({ plan, params: null, failOnError: true })) })
+    t.same(out.map(o => o.failures[0]?.message), batch.map((_, i) => `plan ${from + i}`), `plans ${from}..${from + 249}`)
+  }
+  const again = await pool.evaluatePolicies({ base: { object: { name: 'alice' } }, items: [{ plan: plans[0], params: null, failOnError: true }] })
+  t.same(again, [{ matched: true, failures: [], auditAnnotations: {} }], 'a dropped plan is sent again')
+})

@@ -12,8 +12,8 @@
 //   SANDBOX_ERR_DEADLINE. A thread that dies (V8 heap cap, a trap that closed its sandbox) is replaced;
 //   its request fails with SANDBOX_ERR_MEMORY or SANDBOX_ERR_INTERNAL and the next one is served.
 // - evaluatePolicies() sends a request's admission policies (their programs by key, the request's variables once)
-//   to one thread in one message; the thread runs policySteps there (policy-evaluation.ts) and answers all outcomes
-//   in one message. Each expression keeps its own deadline; the watchdog allows one per possible evaluation.
+//   to one thread in one message, each plan under a key the thread keeps; the thread runs them in its sandbox
+//   (Sandbox.evaluatePolicies) and answers all outcomes in one message. Each expression keeps its own deadline; the watchdog allows one per possible evaluation.
 // - close() rejects what waits and terminates every thread; no thread outlives it.
 
 import { createHash } from 'node:crypto'
@@ -26,7 +26,7 @@ import { startSandboxThread, toError, type ExpressionPayload, type ThreadMemoryL
 import type { ExpressionEvaluator, PooledProgram } from './expression-evaluator.js'
 import type { CostRange, EvalResult } from './sandbox.js'
 import type { RuleCompileOptions, RuleEvaluator, RuleSet } from './rule-evaluator.js'
-import { mostSteps, type PolicyOutcome, type PolicyPlan } from './policy-evaluation.js'
+import { mostSteps, planPrograms, type PolicyOutcome, type PolicyPlan } from './policy-evaluation.js'
 
 export interface SandboxPoolOptions {
   /** Most threads (default: the number of cores, at least 1). */
@@ -62,9 +62,14 @@ export interface SandboxPool extends RuleEvaluator, ExpressionEvaluator {
 
 type Payload = { schema: StructuralSchema; options: RuleCompileOptions }
 type Request = Exclude<WorkerRequest, { op: 'compile' | 'evaluate' | 'release' | 'compileRules' | 'validate' | 'releaseRules' }>
-type BatchPayloads = Map<string, ExpressionPayload>
+/** What a policy batch may need to send along: its programs' payloads and its plans, by key. */
+interface BatchPayloads { expressions: Map<string, ExpressionPayload>; plans: Map<string, PolicyPlan<WireProgram>> }
+/** A policy plan as the pool sends it: under a key, its programs by key; kept while the plan object lives. */
+interface PlanEntry { key: string; wire: PolicyPlan<WireProgram>; programs: PooledProgram[]; steps: number }
+/** Plan keys a thread keeps at most: past it, it is told to drop them all and is sent them again as needed. */
+const THREAD_PLANS = 1024
 interface Job { req: Request; payload?: Payload | ExpressionPayload | BatchPayloads; hangMs: number; resolve: (v: unknown) => void; reject: (e: Error) => void }
-interface Thread { worker: Worker; known: Set<string>; running?: { job: Job; seq: number; timer: NodeJS.Timeout }; idleTimer?: NodeJS.Timeout; dead: boolean }
+interface Thread { worker: Worker; known: Set<string>; plans: Set<string>; running?: { job: Job; seq: number; timer: NodeJS.Timeout }; idleTimer?: NodeJS.Timeout; dead: boolean }
 interface Entry { refs: number; payload: Payload; rules: CompiledRuleInfo[]; totalEstimate: number }
 interface ExprEntry { refs: number; payload: ExpressionPayload; type: string; estimatedCost: CostRange }
 type CompileReply = { ok: true; rules: CompiledRuleInfo[]; totalEstimate: number } | { ok: false; errors: FieldError[] }
@@ -90,6 +95,8 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
   const entries = new Map<string, Entry>()
   // Expression keys start with 'x:', so they never meet a rule set's key in a thread's `known` set.
   const exprEntries = new Map<string, ExprEntry>()
+  const plans = new WeakMap<PolicyPlan<PooledProgram>, PlanEntry>()
+  let planSeq = 0
   const starting = new Set<Promise<void>>()
   let seq = 0
   let started = 0
@@ -106,7 +113,7 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
       (worker) => {
         starting.delete(p)
         if (closed) return worker.terminate().then(() => undefined)
-        const th: Thread = { worker, known: new Set(), dead: false }
+        const th: Thread = { worker, known: new Set(), plans: new Set(), dead: false }
         threads.add(th)
         worker.on('message', (m: { seq: number; ok: boolean; result?: unknown; error?: WireError }) => reply(th, m))
         worker.on('error', (err) => lose(th, err))
@@ -145,18 +152,7 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
       req = { ...req, expression: job.payload as ExpressionPayload }
       th.known.add(req.key)
     }
-    if (req.op === 'evaluatePolicies') {
-      // The payloads of the batch's programs this thread has not compiled yet travel with it.
-      const expressions: Record<string, ExpressionPayload> = {}
-      let missing = false
-      for (const [key, payload] of job.payload as BatchPayloads) {
-        if (th.known.has(key)) continue
-        expressions[key] = payload
-        th.known.add(key)
-        missing = true
-      }
-      if (missing) req = { ...req, expressions }
-    }
+    if (req.op === 'evaluatePolicies') req = withMissing(th, req, job.payload as BatchPayloads)
     const id = ++seq
     try {
       th.worker.postMessage({ ...req, seq: id })
@@ -171,8 +167,33 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     if (req.op === 'validateKeyed' && !entries.has(req.key) && th.known.delete(req.key)) th.worker.postMessage({ op: 'dropKeyed', key: req.key, seq: 0 })
     if (req.op === 'evaluateExprKeyed' && !exprEntries.has(req.key) && th.known.delete(req.key)) th.worker.postMessage({ op: 'dropExprKeyed', key: req.key, seq: 0 })
     if (req.op === 'evaluatePolicies') {
-      for (const key of (job.payload as BatchPayloads).keys()) if (!exprEntries.has(key) && th.known.delete(key)) th.worker.postMessage({ op: 'dropExprKeyed', key, seq: 0 })
+      for (const key of (job.payload as BatchPayloads).expressions.keys()) if (!exprEntries.has(key) && th.known.delete(key)) th.worker.postMessage({ op: 'dropExprKeyed', key, seq: 0 })
     }
+  }
+
+  /** A policy batch with the payloads of its programs and the plans `th` does not have yet. */
+  function withMissing(th: Thread, req: Extract<WorkerRequest, { op: 'evaluatePolicies' }>, payload: BatchPayloads): WorkerRequest {
+    const expressions: Record<string, ExpressionPayload> = {}
+    let missing = false
+    for (const [key, p] of payload.expressions) {
+      if (th.known.has(key)) continue
+      expressions[key] = p
+      th.known.add(key)
+      missing = true
+    }
+    let newPlans = 0
+    for (const key of payload.plans.keys()) if (!th.plans.has(key)) newPlans++
+    if (newPlans > 0 && th.plans.size + newPlans > THREAD_PLANS) {
+      th.worker.postMessage({ op: 'dropPlans', seq: 0 })
+      th.plans.clear()
+    }
+    let plans: Record<string, PolicyPlan<WireProgram>> | undefined
+    for (const [key, wire] of payload.plans) {
+      if (th.plans.has(key)) continue
+      ;(plans ??= {})[key] = wire
+      th.plans.add(key)
+    }
+    return missing || plans !== undefined ? { ...req, ...(missing ? { expressions } : {}), ...(plans !== undefined ? { plans } : {}) } : req
   }
 
   function reply(th: Thread, m: { seq: number; ok: boolean; result?: unknown; error?: WireError }): void {
@@ -185,7 +206,11 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     if (req.op === 'compileKeyed' && m.ok && (m.result as CompileReply).ok) th.known.add(req.key)
     if (req.op === 'compileExprKeyed' && m.ok) th.known.add(req.key)
     if ((req.op === 'validateKeyed' || req.op === 'evaluateExprKeyed') && !m.ok) th.known.delete(req.key)
-    if (req.op === 'evaluatePolicies' && !m.ok) for (const key of (r.job.payload as BatchPayloads).keys()) th.known.delete(key)
+    if (req.op === 'evaluatePolicies' && !m.ok) {
+      const { expressions, plans } = r.job.payload as BatchPayloads
+      for (const key of expressions.keys()) th.known.delete(key)
+      for (const key of plans.keys()) th.plans.delete(key)
+    }
     if (m.ok) r.job.resolve(m.result)
     else r.job.reject(toError(m.error!))
     pump()
@@ -269,30 +294,45 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
   }
 
   /** A plan's programs as the thread names them (their keys), collecting the payloads a thread may lack. */
-  function wirePlan(plan: PolicyPlan<PooledProgram>, payloads: BatchPayloads): PolicyPlan<WireProgram> {
+  /** The pool's entry for `plan`: made on first use, kept while the plan object lives (a policy's generation). */
+  function planEntry(plan: PolicyPlan<PooledProgram>): PlanEntry {
+    let e = plans.get(plan)
+    if (e !== undefined) return e
     const wire = (p: PooledProgram): WireProgram => {
       const o = owned.get(p)
       if (o === undefined) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program is not one of this pool')
-      if (o.released()) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-      payloads.set(o.key, exprEntries.get(o.key)!.payload)
       return { expression: p.expression, key: o.key }
     }
-    return {
-      matchConditions: plan.matchConditions.map((c) => ({ name: c.name, program: wire(c.program) })),
-      variables: new Map([...plan.variables].map(([name, p]) => [name, wire(p)])),
-      validations: plan.validations.map((v) => ({ program: wire(v.program), message: v.message, messageProgram: v.messageProgram && wire(v.messageProgram), reason: v.reason })),
-      auditAnnotations: plan.auditAnnotations.map((a) => ({ key: a.key, program: wire(a.program) })),
+    e = {
+      key: `p:${++planSeq}`,
+      programs: planPrograms(plan),
+      steps: mostSteps(plan),
+      wire: {
+        matchConditions: plan.matchConditions.map((c) => ({ name: c.name, program: wire(c.program) })),
+        variables: new Map([...plan.variables].map(([name, p]) => [name, wire(p)])),
+        validations: plan.validations.map((v) => ({ program: wire(v.program), message: v.message, messageProgram: v.messageProgram && wire(v.messageProgram), reason: v.reason })),
+        auditAnnotations: plan.auditAnnotations.map((a) => ({ key: a.key, program: wire(a.program) })),
+      },
     }
+    plans.set(plan, e)
+    return e
   }
 
   return {
     owns: (p) => owned.has(p),
     async evaluatePolicies(batch) {
-      const payloads: BatchPayloads = new Map()
+      const payloads: BatchPayloads = { expressions: new Map(), plans: new Map() }
       let steps = 0
       const items = batch.items.map((i) => {
-        steps += mostSteps(i.plan)
-        return { plan: wirePlan(i.plan, payloads), params: i.params, failOnError: i.failOnError }
+        const e = planEntry(i.plan)
+        for (const p of e.programs) {
+          const o = owned.get(p)!
+          if (o.released()) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
+          payloads.expressions.set(o.key, exprEntries.get(o.key)!.payload)
+        }
+        payloads.plans.set(e.key, e.wire)
+        steps += e.steps
+        return { plan: e.key, params: i.params, failOnError: i.failOnError }
       })
       if (items.length === 0) return []
       // Each evaluation has the sandbox's deadline: the batch is given as many, and the watchdog's grace once.

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { createSandbox, projectVariables } from './sandbox.js'
+import { createSandbox } from './sandbox.js'
+import { projectVariables } from './projection.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 
 // Program.evaluate sends an object projected onto the properties the program reads (guest/projection.js), kept

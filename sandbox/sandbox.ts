@@ -4,6 +4,9 @@ import type { StructuralSchema, SchemaDefinitions } from '../apiserver/schema/ty
 import { SandboxError, positionOf, type SandboxErrorCode } from './errors.js'
 import { createGuestRuntime, toJson, type GuestRuntime } from './runtime.js'
 import { decodeValue, type TaggedValue } from './values.js'
+import { project, type Projection } from './projection.js'
+import { createPolicyBatch, type PolicyBatchItems } from './policy-batch.js'
+import type { PolicyOutcome } from './policy-evaluation.js'
 
 export interface SandboxLimits {
   /** Cap of the QuickJS WebAssembly memory (default 64 MiB). */
@@ -118,6 +121,12 @@ export interface Sandbox {
    * crossing each, so each gets its own deadline and verdict (CEL has no side effects).
    */
   evaluateMany(base: Record<string, unknown>, steps: Array<{ program: Program; extra: Record<string, unknown>; costLimit?: number }>): Array<EvalResult | SandboxError>
+  /**
+   * A request's admission policies (plans of this sandbox's programs, each with its params) over the variables
+   * `base`, as policy-evaluation.ts defines their outcome: in one crossing, variables kept in the guest between
+   * steps; when a program was released or that crossing fails as a whole (deadline, memory, stack), step by step.
+   */
+  evaluatePolicies(base: Record<string, unknown>, items: PolicyBatchItems): PolicyOutcome[]
   /** Low-level access for the validation-rule layer (one crossing per call). */
   readonly guest: GuestRuntime
   readonly limits: Required<Pick<SandboxLimits, 'memoryBytes' | 'stackBytes' | 'deadlineMs' | 'perCallCost' | 'maxExpressionLength' | 'maxNesting'>>
@@ -135,8 +144,6 @@ interface GuestError {
 type GuestCompile = { ok: true; id: number; type: string; estimate: CostRange; compiled: boolean; projection?: Projection; reads?: VariableReads } | GuestError
 /** Projected variables up to this many characters of JSON stay converted in the guest (guest/main.js, same value). */
 const PROJECTED_CACHE_CHARS = 4096
-/** Variable -> the only top-level properties the program reads of it (guest/projection.js). */
-type Projection = Record<string, string[]>
 type GuestEval = { ok: true; value: TaggedValue; cost: number } | GuestError
 
 export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox> {
@@ -186,10 +193,17 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
     return { out, json: kept ? pj : undefined }
   }
   function evaluateOverInGuest(id: number, base: Record<string, unknown>, extra: Record<string, unknown>, limit: number, deadlineMs?: number): GuestEval {
-    const ej = toJson(extra)
+    return callOverBase<GuestEval>('evaluate', base, `"id":${id},"limit":${limit},"extra":${toJson(extra)}`, deadlineMs)
+  }
+
+  /**
+   * `fn` over the variables `base` with the rest of its request (`body`: JSON members): only the generation while
+   * the same `base` is passed and the guest still has it converted, else with the variables' JSON.
+   */
+  function callOverBase<T extends { ok: boolean; code?: unknown }>(fn: string, base: Record<string, unknown>, body: string, deadlineMs?: number): T {
     if (base === lastBase) {
-      const out = guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"extra":${ej}}`, deadlineMs)
-      if (out.ok || (out.code as string) !== 'SANDBOX_RETRY_WITH_VARS') return out
+      const out = guest.callJson<T>(fn, `{"gen":${varsGen},${body}}`, deadlineMs)
+      if (out.ok || out.code !== 'SANDBOX_RETRY_WITH_VARS') return out
     }
     const vj = toJson(base)
     if (vj !== lastVarsJson) {
@@ -197,7 +211,7 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       varsGen++
     }
     lastBase = base
-    return guest.callJson<GuestEval>('evaluate', `{"id":${id},"gen":${varsGen},"limit":${limit},"vars":${vj},"extra":${ej}}`, deadlineMs)
+    return guest.callJson<T>(fn, `{"gen":${varsGen},"vars":${vj},${body}}`, deadlineMs)
   }
 
   const guestIds = new WeakMap<Program, { id: number; released: () => boolean }>()
@@ -220,19 +234,9 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
       const extra = hasKeys(s.extra) ? `,"extra":${toJson(s.extra)}` : ''
       parts.push(`{"id":${g.id},"limit":${s.costLimit ?? resolved.perCallCost}${extra}}`)
     }
-    const list = parts.join(',')
     let out: { ok: true; results: GuestEval[] } | GuestError
     try {
-      out = base === lastBase ? guest.callJson('evaluateMany', `{"gen":${varsGen},"steps":[${list}]}`) : { ok: false, code: 'SANDBOX_RETRY_WITH_VARS' as SandboxErrorCode, message: '' }
-      if (!out.ok && (out.code as string) === 'SANDBOX_RETRY_WITH_VARS') {
-        const vj = toJson(base)
-        if (vj !== lastVarsJson) {
-          lastVarsJson = vj
-          varsGen++
-        }
-        lastBase = base
-        out = guest.callJson('evaluateMany', `{"gen":${varsGen},"vars":${vj},"steps":[${list}]}`)
-      }
+      out = callOverBase('evaluateMany', base, `"steps":[${parts.join(',')}]`)
     } catch (err) {
       const code = (err as SandboxError).code
       if (code !== 'SANDBOX_ERR_DEADLINE' && code !== 'SANDBOX_ERR_MEMORY' && code !== 'SANDBOX_ERR_STACK') throw err
@@ -292,70 +296,20 @@ export async function createSandbox(limits: SandboxLimits = {}): Promise<Sandbox
     return program
   }
 
-  return { compile, evaluateMany, guest, limits: resolved, dispose: () => guest.dispose() }
+  const evaluatePolicies = createPolicyBatch({
+    callOverBase,
+    guestIdOf: (p) => {
+      const g = guestIds.get(p)
+      return g === undefined || g.released() ? undefined : g.id
+    },
+  })
+
+  return { compile, evaluateMany, evaluatePolicies, guest, limits: resolved, dispose: () => guest.dispose() }
 }
 
 function hasKeys(o: Record<string, unknown>): boolean {
   for (const _ in o) return true
   return false
-}
-
-/**
- * The variables with each projected one cut down to the properties the program reads, or undefined when a
- * projected variable is not a plain object (then it is sent whole and through the variables cache).
- */
-function project(variables: Record<string, unknown>, projection: Projection): Record<string, unknown> | undefined {
-  const out: Record<string, unknown> = { ...variables }
-  for (const name of Object.keys(projection)) {
-    const v = variables[name]
-    if (v === undefined) continue
-    const picked = pick(v, projection[name])
-    if (picked === undefined) return undefined
-    out[name] = picked
-  }
-  return out
-}
-
-/**
- * JSON.stringify's view of `v` (own properties of a plain object) restricted to `props`; undefined for other values
- * and for a tagged CEL value (`{"@cel": ...}`, which the guest decodes as a whole).
- */
-function pick(v: unknown, props: Iterable<string>): Record<string, unknown> | undefined {
-  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.prototype.hasOwnProperty.call(v, '@cel')) return undefined
-  const proto = Object.getPrototypeOf(v)
-  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined
-  const picked: Record<string, unknown> = {}
-  for (const p of props) if (Object.prototype.hasOwnProperty.call(v, p)) picked[p] = (v as Record<string, unknown>)[p]
-  return picked
-}
-
-/**
- * `variables` cut down to what `programs` read together (for evaluateMany over one request): a variable read whole
- * by one of them stays whole, one read only through field selections keeps the union of those properties, and one
- * none of them reads is left out. A program whose reads are unknown keeps every variable whole.
- */
-export function projectVariables(variables: Record<string, unknown>, programs: Iterable<Program>): Record<string, unknown> {
-  const props = new Map<string, Set<string>>()
-  const whole = new Set<string>()
-  for (const p of programs) {
-    if (p.reads === undefined) return variables
-    for (const name of p.reads.whole) whole.add(name)
-    for (const [name, ps] of Object.entries(p.reads.projection ?? {})) {
-      let set = props.get(name)
-      if (set === undefined) props.set(name, (set = new Set()))
-      for (const x of ps) set.add(x)
-    }
-  }
-  const out: Record<string, unknown> = {}
-  for (const name of Object.keys(variables)) {
-    const fields = props.get(name)
-    if (whole.has(name) || fields === undefined) {
-      if (whole.has(name)) out[name] = variables[name]
-      continue
-    }
-    out[name] = pick(variables[name], fields) ?? variables[name]
-  }
-  return out
 }
 
 /** Offset where bracket nesting first exceeds `max` (outside string literals), or undefined. */

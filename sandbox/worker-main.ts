@@ -1,12 +1,16 @@
 // Worker-thread side of the off-event-loop sandbox: one QuickJS sandbox per worker, driven by messages.
 
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSandbox, projectVariables, type Program, type SandboxLimits } from './sandbox.js'
+import { createSandbox, type Program, type SandboxLimits } from './sandbox.js'
+import { projectVariables } from './projection.js'
 import { compileValidationRules, evaluateValidationRules, type CompiledValidation, type CompileValidationOptions } from './validation.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
-import type { ExpressionPayload, WorkerRequest } from './worker.js'
-import { PER_POLICY_COST, planPrograms, policySteps, runPoliciesSync } from './policy-evaluation.js'
+import type { ExpressionPayload, WireProgram, WorkerRequest } from './worker.js'
+import { planPrograms, type PolicyPlan } from './policy-evaluation.js'
+
+/** A policy plan over this thread's programs, with the keys and programs it was made from. */
+interface ThreadPlan { plan: PolicyPlan<Program>; keys: string[]; programs: Program[] }
 
 const port = parentPort!
 const sandbox = await createSandbox(workerData.limits as SandboxLimits).catch((err: Error) => {
@@ -33,6 +37,7 @@ if (sandbox) {
     return { type: p.type, estimatedCost: p.estimatedCost, compiled: p.compiled }
   }
   let next = 1
+  const plans = new Map<string, { wire: PolicyPlan<WireProgram>; built?: ThreadPlan }>()
 
   const handle = (m: WorkerRequest): unknown => {
     switch (m.op) {
@@ -88,21 +93,16 @@ if (sandbox) {
       }
       case 'evaluatePolicies': {
         for (const [key, e] of Object.entries(m.expressions ?? {})) if (!keyedPrograms.has(key)) compileExprKeyed(key, e)
-        for (const { plan } of m.items) {
-          for (const p of planPrograms(plan)) {
-            if (!keyedPrograms.has(p.key)) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
-          }
-        }
-        // The request's variables are one object for every step, so the sandbox converts them once per request;
-        // the policies advance together, each round of their next steps in one guest crossing (evaluateMany).
-        // Only what the batch's programs read of those variables crosses into the guest (projectVariables).
-        const base = projectVariables(m.base, m.items.flatMap(({ plan }) => planPrograms(plan).map((p) => keyedPrograms.get(p.key)!)))
-        const gens = m.items.map(({ plan, failOnError }) => policySteps(plan, m.base, failOnError, PER_POLICY_COST))
-        return runPoliciesSync(gens, (active) => sandbox.evaluateMany(base, active.map(({ index, step }) => {
-          const program = keyedPrograms.get(step.program.key)!
-          return { program, extra: readExtras(program, m.items[index].params, step.variables), costLimit: step.costLimit }
-        })))
+        for (const [key, wire] of Object.entries(m.plans ?? {})) plans.set(key, { wire })
+        // The request's variables are one object for every step, so the sandbox converts them once per request, and
+        // all the policies run in one guest crossing (Sandbox.evaluatePolicies). Only what the batch's programs read
+        // of those variables crosses into the guest (projectVariables).
+        const items = m.items.map(({ plan, params, failOnError }) => ({ ...threadPlan(plan), params, failOnError }))
+        return sandbox.evaluatePolicies(projectVariables(m.base, items.flatMap(({ programs }) => programs)), items)
       }
+      case 'dropPlans':
+        plans.clear()
+        return undefined
       case 'dropExprKeyed':
         keyedPrograms.get(m.key)?.release()
         keyedPrograms.delete(m.key)
@@ -115,17 +115,28 @@ if (sandbox) {
   }
 
   /**
-   * A step's `params` and `variables`, each only when the program reads it: an unread one would cross into the guest
-   * and be converted for nothing (about 6 µs a step). Programs whose reads are unknown get both.
+   * The plan under `key` over this thread's programs, made again when one of them was compiled again since (a
+   * program dropped and sent anew): the sandbox keeps what it sent into the guest per plan object.
    */
-  function readExtras(program: Program, params: unknown, variables: Record<string, unknown>): Record<string, unknown> {
-    const reads = program.reads
-    if (reads === undefined) return { params, variables }
-    const read = (name: string): boolean => reads.whole.includes(name) || reads.projection?.[name] !== undefined
-    const extra: Record<string, unknown> = {}
-    if (read('params')) extra.params = params
-    if (read('variables')) extra.variables = variables
-    return extra
+  function threadPlan(key: string): ThreadPlan {
+    const entry = plans.get(key)
+    if (entry === undefined) throw new SandboxError('SANDBOX_ERR_INTERNAL', `policy plan ${key} is not known to this worker`)
+    const b = entry.built
+    if (b !== undefined && b.keys.every((k, i) => keyedPrograms.get(k) === b.programs[i])) return b
+    const keys = planPrograms(entry.wire).map((w) => w.key)
+    const p = (w: WireProgram): Program => {
+      const program = keyedPrograms.get(w.key)
+      if (program === undefined) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'expression is not known to this worker')
+      return program
+    }
+    const plan: PolicyPlan<Program> = {
+      matchConditions: entry.wire.matchConditions.map((c) => ({ name: c.name, program: p(c.program) })),
+      variables: new Map([...entry.wire.variables].map(([name, v]) => [name, p(v)])),
+      validations: entry.wire.validations.map((v) => ({ ...v, program: p(v.program), messageProgram: v.messageProgram && p(v.messageProgram) })),
+      auditAnnotations: entry.wire.auditAnnotations.map((a) => ({ key: a.key, program: p(a.program) })),
+    }
+    entry.built = { plan, keys, programs: keys.map((k) => keyedPrograms.get(k)!) }
+    return entry.built
   }
 
   port.on('message', (m: WorkerRequest & { seq: number }) => {

@@ -29,8 +29,15 @@ export type WorkerRequest =
   | { op: 'compileExprKeyed'; key: string; expression: ExpressionPayload }
   | { op: 'evaluateExprKeyed'; key: string; expression?: ExpressionPayload; variables?: Record<string, unknown>; options?: { costLimit?: number; deadlineMs?: number } }
   | { op: 'dropExprKeyed'; key: string }
-  // A request's admission policies in one crossing: programs by key, with the payloads this thread lacks.
-  | { op: 'evaluatePolicies'; expressions?: Record<string, ExpressionPayload>; base: Record<string, unknown>; items: Array<{ plan: PolicyPlan<WireProgram>; params: unknown; failOnError: boolean }> }
+  // A request's admission policies in one crossing: plans by key, with the plans and payloads this thread lacks.
+  | {
+      op: 'evaluatePolicies'
+      expressions?: Record<string, ExpressionPayload>
+      plans?: Record<string, PolicyPlan<WireProgram>>
+      base: Record<string, unknown>
+      items: Array<{ plan: string; params: unknown; failOnError: boolean }>
+    }
+  | { op: 'dropPlans' }
 
 /** A pooled program as a policy batch names it. */
 export interface WireProgram { expression: string; key: string }

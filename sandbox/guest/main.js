@@ -21,6 +21,7 @@ import { compileToJs } from './jit.js'
 import { overrideHandlers } from './overrides.js'
 import { celGoIssue, formatIssue } from './celgo-errors.js'
 import { projectionOf } from './projection.js'
+import { createPolicyRunner } from './policies.js'
 
 const meter = { cost: 0, limit: Infinity, stack: [], vars: undefined }
 /** Compiled programs read root variables from meter.vars (the plain object runProgram was given). */
@@ -137,7 +138,7 @@ function compile(req) {
     }
   }
   const id = nextId++
-  const program = { parsed, e, compiled: Boolean(jit), jit, ev: undefined }
+  const program = { expression: req.expr, parsed, e, compiled: Boolean(jit), jit, ev: undefined }
   // the library's evaluator is reachable only through its call of the root node; kept for direct calls (runProgram)
   if (jit) parsed.ast.evaluate = (ev, _ast, ctx) => ((program.ev ??= ev), jit(ev, ctx, meter.vars ?? NO_VARS))
   programs.set(id, program)
@@ -305,8 +306,11 @@ function evaluateMany(req) {
 
 function release(req) {
   for (const id of req.ids) programs.delete(id)
+  policies.released(req.ids)
   return { ok: true }
 }
+
+const policies = createPolicyRunner({ programs, boundContext, runProgram, convertVariable: (e, name, value) => convertOne(e, e.vars[name], value) })
 
 const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
 
@@ -315,7 +319,7 @@ function resultJson(r) {
   return r.ok && r.value.t === 'bool' ? `{"ok":true,"value":{"t":"bool","v":${r.value.v}},"cost":${r.cost}}` : JSON.stringify(r)
 }
 
-const api = { compile, evaluate, evaluateMany, release, ...validator }
+const api = { compile, evaluate, evaluateMany, release, evaluatePolicies: policies.evaluatePolicies, ...validator }
 globalThis.__orch = {}
 for (const [name, fn] of Object.entries(api)) globalThis.__orch[name] = (json) => JSON.stringify(fn(JSON.parse(json)))
 /**

@@ -2,18 +2,18 @@
 // (expressions using `authorizer`, an in-thread evaluator) expression by expression on the host.
 //
 // The policy semantics (match conditions, lazy variables, validations, messageExpressions, audit annotations and
-// the per-call and per-policy cost budgets) live in sandbox/policy-evaluation.ts, shared by both ways.
+// the per-call and per-policy cost budgets) live in sandbox/guest/policy.js, shared by both ways and by the guest.
 
 import type { ExpressionEvaluator, PooledProgram } from '../../../sandbox/expression-evaluator.js'
-import { PER_POLICY_COST, planPrograms, policySteps, runPolicy, type PolicyBatch, type PolicyOutcome, type PolicyPlan } from '../../../sandbox/policy-evaluation.js'
+import { PER_POLICY_COST, evaluatePolicyAsync, stepResult, planPrograms, type PolicyBatch, type PolicyOutcome, type PolicyPlan } from '../../../sandbox/policy-evaluation.js'
 
 export { PER_CALL_COST, PER_POLICY_COST, BudgetExceeded, type Failure, type PolicyOutcome } from '../../../sandbox/policy-evaluation.js'
 
 /** Runs `policy` against the request's variables (object, oldObject, request, params, namespaceObject), one crossing per expression. */
 export async function evaluatePolicy (policy: PolicyPlan<PooledProgram>, base: Record<string, unknown>, failOnError: boolean,
   budget = PER_POLICY_COST): Promise<PolicyOutcome> {
-  return await runPolicy(policySteps<PooledProgram>(policy, base, failOnError, budget),
-    async step => await step.program.evaluate({ ...step.base, variables: step.variables }, { costLimit: step.costLimit }))
+  return await evaluatePolicyAsync(policy, failOnError,
+    async (program, variables, costLimit) => stepResult(await program.evaluate({ ...base, variables }, { costLimit })), budget)
 }
 
 /**

@@ -1,0 +1,120 @@
+// A request's admission policies run inside the guest in one crossing: plans defined once and kept by key, each
+// policy driven by policy.js over the guest's own programs, variables kept as CEL values between its steps.
+
+import { Interruption, PER_POLICY_COST, evaluatePolicy, referencedVariables } from './policy.js'
+
+/** More plans than this and the table starts over (the host re-sends what it needs: see sandbox/policy-batch.ts). */
+const MAX_PLANS = 4096
+
+/**
+ * `deps`: the program table, the variables of the request's generation bound for a program (`boundContext`), the
+ * metered evaluation (`runProgram`), a JSON value converted for a declared variable (`convertVariable`).
+ */
+export function createPolicyRunner({ programs, boundContext, runProgram, convertVariable }) {
+  const plans = new Map()
+
+  /** `spec`: { m: [[name, id]], v: [[name, id]], val: [[id, message, messageId, reason]], a: [[key, id]] }. */
+  function definePlan(key, spec) {
+    const ids = []
+    const envs = new Set()
+    const program = (id) => {
+      const p = programs.get(id)
+      if (!p) throw new Error(`no program ${id}`)
+      ids.push(id)
+      envs.add(p.e)
+      p.variableNames ??= referencedVariables(p.expression)
+      return p
+    }
+    const plan = {
+      ids,
+      envs,
+      matchConditions: spec.m.map(([name, id]) => ({ name, program: program(id) })),
+      variables: new Map(spec.v.map(([name, id]) => [name, program(id)])),
+      validations: spec.val.map(([id, message, messageId, reason]) => ({
+        program: program(id),
+        message: message ?? undefined,
+        messageProgram: messageId === null ? undefined : program(messageId),
+        reason: reason ?? undefined,
+      })),
+      auditAnnotations: spec.a.map(([key, id]) => ({ key, program: program(id) })),
+    }
+    if (plans.size >= MAX_PLANS) plans.clear()
+    plans.set(key, plan)
+  }
+
+  /** A released program takes the plans that use it along: they can no longer run. */
+  function released(ids) {
+    const gone = new Set(ids)
+    for (const [key, plan] of plans) if (plan.ids.some((id) => gone.has(id))) plans.delete(key)
+  }
+
+  /**
+   * `req`: { gen, vars?, define?: { key: spec }, items: [[planKey, params, failOnError]] }. Answers each policy's
+   * outcome, `1` for matched without failures or annotations; SANDBOX_RETRY_WITH_PLANS when a plan is not known,
+   * SANDBOX_RETRY_WITH_VARS when the variables are not cached.
+   */
+  function evaluatePolicies(req) {
+    try {
+      for (const key of Object.keys(req.define ?? {})) definePlan(Number(key), req.define[key])
+    } catch (err) {
+      return { ok: false, code: 'SANDBOX_ERR_INTERNAL', message: err.message }
+    }
+    const items = []
+    for (const [key, params, failOnError] of req.items) {
+      const plan = plans.get(key)
+      if (!plan) return { ok: false, code: 'SANDBOX_RETRY_WITH_PLANS', message: `plan ${key} is not known` }
+      items.push({ plan, params, failOnError })
+    }
+    // the request's variables bound once per environment (an input error fails each step that needs them)
+    const bases = new Map()
+    for (const { plan } of items) {
+      for (const e of plan.envs) {
+        if (bases.has(e)) continue
+        const bound = boundContext({ e }, req)
+        if (!bound.ok && bound.code === 'SANDBOX_RETRY_WITH_VARS') return bound
+        bases.set(e, bound)
+      }
+    }
+    // A resource limit hit inside an evaluation (memory, stack) fails the whole crossing: the host then runs each
+    // expression in a crossing of its own, for its own verdict. The policy's rules must not take it as a CEL error.
+    const outcomes = []
+    for (const { plan, params, failOnError } of items) {
+      // per policy: the bound variables with its params; `variables` set for each evaluation (they are synchronous)
+      const ctxs = new Map()
+      const evaluate = (p, variables, costLimit) => {
+        let ctx = ctxs.get(p.e)
+        if (ctx === undefined) {
+          const bound = bases.get(p.e)
+          if (!bound.ok) throw new Error(bound.message)
+          ctx = { ...bound.ctx }
+          if (p.e.vars.params) ctx.params = convertVariable(p.e, 'params', params)
+          ctxs.set(p.e, ctx)
+        }
+        ctx.variables = variables
+        let r
+        try {
+          r = runProgram(p, ctx, costLimit)
+        } catch (err) {
+          throw new Interruption(err)
+        }
+        if (!r.ok) throw new Error(r.message)
+        return { value: r.value, cost: r.cost }
+      }
+      let out
+      try {
+        out = evaluatePolicy(plan, failOnError, evaluate, PER_POLICY_COST)
+      } catch (err) {
+        throw err instanceof Interruption ? err.cause : err
+      }
+      outcomes.push(out.matched && out.failures.length === 0 && isEmpty(out.auditAnnotations) ? 1 : out)
+    }
+    return { ok: true, outcomes }
+  }
+
+  return { evaluatePolicies, released }
+}
+
+function isEmpty(o) {
+  for (const _ in o) return false
+  return true
+}
