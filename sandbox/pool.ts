@@ -24,7 +24,8 @@ import { SandboxError } from './errors.js'
 import type { CompiledRuleInfo, ValidationOutcome } from './validation.js'
 import { startSandboxThread, toError, type ExpressionPayload, type ThreadMemoryLimits, type WireError, type WireProgram, type WorkerLimits, type WorkerRequest } from './worker.js'
 import type { ExpressionEvaluator, PooledProgram } from './expression-evaluator.js'
-import type { CostRange, EvalResult } from './sandbox.js'
+import type { CostRange, EvalResult, VariableReads } from './sandbox.js'
+import { projectVariables } from './projection.js'
 import type { RuleCompileOptions, RuleEvaluator, RuleSet } from './rule-evaluator.js'
 import { mostSteps, planPrograms, type PolicyOutcome, type PolicyPlan } from './policy-evaluation.js'
 
@@ -71,7 +72,8 @@ const THREAD_PLANS = 1024
 interface Job { req: Request; payload?: Payload | ExpressionPayload | BatchPayloads; hangMs: number; resolve: (v: unknown) => void; reject: (e: Error) => void }
 interface Thread { worker: Worker; known: Set<string>; plans: Set<string>; running?: { job: Job; seq: number; timer: NodeJS.Timeout }; idleTimer?: NodeJS.Timeout; dead: boolean }
 interface Entry { refs: number; payload: Payload; rules: CompiledRuleInfo[]; totalEstimate: number }
-interface ExprEntry { refs: number; payload: ExpressionPayload; type: string; estimatedCost: CostRange }
+/** `reads`: what the program reads of its variables (sandbox.ts VariableReads; undefined: unknown). */
+interface ExprEntry { refs: number; payload: ExpressionPayload; type: string; estimatedCost: CostRange; reads?: VariableReads }
 type CompileReply = { ok: true; rules: CompiledRuleInfo[]; totalEstimate: number } | { ok: false; errors: FieldError[] }
 
 const deadlineError = () => new SandboxError('SANDBOX_ERR_DEADLINE', 'evaluation deadline exceeded')
@@ -322,13 +324,16 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
     owns: (p) => owned.has(p),
     async evaluatePolicies(batch) {
       const payloads: BatchPayloads = { expressions: new Map(), plans: new Map() }
+      const read: ExprEntry[] = []
       let steps = 0
       const items = batch.items.map((i) => {
         const e = planEntry(i.plan)
         for (const p of e.programs) {
           const o = owned.get(p)!
           if (o.released()) throw new SandboxError('SANDBOX_ERR_INTERNAL', 'program was released')
-          payloads.expressions.set(o.key, exprEntries.get(o.key)!.payload)
+          const x = exprEntries.get(o.key)!
+          payloads.expressions.set(o.key, x.payload)
+          read.push(x)
         }
         payloads.plans.set(e.key, e.wire)
         steps += e.steps
@@ -336,16 +341,17 @@ export function createSandboxPool(o: SandboxPoolOptions = {}): SandboxPool {
       })
       if (items.length === 0) return []
       // Each evaluation has the sandbox's deadline: the batch is given as many, and the watchdog's grace once.
-      return await submit<PolicyOutcome[]>({ op: 'evaluatePolicies', base: batch.base, items }, Math.max(1, steps) * deadlineMs + (watchdogMs - deadlineMs), payloads)
+      // Only what the programs read of the request's variables is copied to the thread (an object's metadata, say).
+      return await submit<PolicyOutcome[]>({ op: 'evaluatePolicies', base: projectVariables(batch.base, read), items }, Math.max(1, steps) * deadlineMs + (watchdogMs - deadlineMs), payloads)
     },
     async compileExpression(expression, environment, options) {
       const payload: ExpressionPayload = { expression, environment, options }
       const key = 'x:' + createHash('sha256').update(JSON.stringify(payload)).digest('base64url')
       let e = exprEntries.get(key)
       if (e === undefined) {
-        const r = await submit<{ type: string; estimatedCost: CostRange }>({ op: 'compileExprKeyed', key, expression: payload }, Math.max(deadlineMs, 5000) + graceMs)
+        const r = await submit<{ type: string; estimatedCost: CostRange; reads?: VariableReads }>({ op: 'compileExprKeyed', key, expression: payload }, Math.max(deadlineMs, 5000) + graceMs)
         e = exprEntries.get(key)
-        if (e === undefined) exprEntries.set(key, (e = { refs: 0, payload, type: r.type, estimatedCost: r.estimatedCost }))
+        if (e === undefined) exprEntries.set(key, (e = { refs: 0, payload, type: r.type, estimatedCost: r.estimatedCost, reads: r.reads }))
       }
       e.refs++
       return program(key, e)

@@ -1,7 +1,7 @@
 // Variables cut down to what programs read of them (guest/projection.js tells which properties): less to send
 // into the guest and to convert there.
 
-import type { Program } from './sandbox.js'
+import type { VariableReads } from './sandbox.js'
 
 /** Variable -> the only top-level properties the program reads of it (guest/projection.js). */
 export type Projection = Record<string, string[]>
@@ -40,7 +40,7 @@ function pick(v: unknown, props: Iterable<string>): Record<string, unknown> | un
  * by one of them stays whole, one read only through field selections keeps the union of those properties, and one
  * none of them reads is left out. A program whose reads are unknown keeps every variable whole.
  */
-export function projectVariables(variables: Record<string, unknown>, programs: Iterable<Program>): Record<string, unknown> {
+export function projectVariables(variables: Record<string, unknown>, programs: Iterable<{ readonly reads?: VariableReads }>): Record<string, unknown> {
   const props = new Map<string, Set<string>>()
   const whole = new Set<string>()
   for (const p of programs) {

@@ -34,7 +34,7 @@ if (sandbox) {
     const p = sandbox.compile(e.expression, e.environment, e.options)
     keyedPrograms.get(key)?.release()
     keyedPrograms.set(key, p)
-    return { type: p.type, estimatedCost: p.estimatedCost, compiled: p.compiled }
+    return { type: p.type, estimatedCost: p.estimatedCost, compiled: p.compiled, reads: p.reads }
   }
   let next = 1
   const plans = new Map<string, { wire: PolicyPlan<WireProgram>; built?: ThreadPlan }>()

@@ -65,44 +65,43 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
       if (!plan) return { ok: false, code: 'SANDBOX_RETRY_WITH_PLANS', message: `plan ${key} is not known` }
       items.push({ plan, params, failOnError })
     }
-    // the request's variables bound once per environment (an input error fails each step that needs them)
+    // the request's variables bound once per environment (an input error fails each expression that needs them),
+    // in a context of the request's own: each policy sets its params there, each evaluation its `variables`
     const bases = new Map()
-    for (const { plan } of items) {
-      for (const e of plan.envs) {
+    for (let i = 0; i < items.length; i++) {
+      for (const e of items[i].plan.envs) {
         if (bases.has(e)) continue
         const bound = boundContext({ e }, req)
         if (!bound.ok && bound.code === 'SANDBOX_RETRY_WITH_VARS') return bound
-        bases.set(e, bound)
+        bases.set(e, bound.ok ? { ctx: { ...bound.ctx }, item: -1 } : { error: bound.message })
       }
     }
-    // A resource limit hit inside an evaluation (memory, stack) fails the whole crossing: the host then runs each
-    // expression in a crossing of its own, for its own verdict. The policy's rules must not take it as a CEL error.
-    const outcomes = []
-    for (const { plan, params, failOnError } of items) {
-      // per policy: the bound variables with its params; `variables` set for each evaluation (they are synchronous)
-      const ctxs = new Map()
-      const evaluate = (p, variables, costLimit) => {
-        let ctx = ctxs.get(p.e)
-        if (ctx === undefined) {
-          const bound = bases.get(p.e)
-          if (!bound.ok) throw new Error(bound.message)
-          ctx = { ...bound.ctx }
-          if (p.e.vars.params) ctx.params = convertVariable(p.e, 'params', params)
-          ctxs.set(p.e, ctx)
-        }
-        ctx.variables = variables
-        let r
-        try {
-          r = runProgram(p, ctx, costLimit)
-        } catch (err) {
-          throw new Interruption(err)
-        }
-        if (!r.ok) throw new Error(r.message)
-        return { value: r.value, cost: r.cost }
+    let current = 0
+    const evaluate = (p, variables, costLimit) => {
+      const base = bases.get(p.e)
+      if (base.error !== undefined) throw new Error(base.error)
+      const ctx = base.ctx
+      if (base.item !== current) {
+        base.item = current
+        if (p.e.vars.params) ctx.params = convertVariable(p.e, 'params', items[current].params)
       }
+      ctx.variables = variables
+      let r
+      try {
+        r = runProgram(p, ctx, costLimit)
+      } catch (err) {
+        // a resource limit (memory, stack) fails the whole crossing: the host then runs each expression in a
+        // crossing of its own, for its own verdict; the policy's rules must not take it as a CEL error
+        throw new Interruption(err)
+      }
+      if (!r.ok) throw new Error(r.message)
+      return r
+    }
+    const outcomes = []
+    for (; current < items.length; current++) {
       let out
       try {
-        out = evaluatePolicy(plan, failOnError, evaluate, PER_POLICY_COST)
+        out = evaluatePolicy(items[current].plan, items[current].failOnError, evaluate, PER_POLICY_COST)
       } catch (err) {
         throw err instanceof Interruption ? err.cause : err
       }

@@ -2,7 +2,8 @@
 // messageExpressions, audit annotations, over an evaluator of single expressions. The one owner of these rules:
 // the guest runs them over its own programs (a request's policies in one crossing, sandbox/guest/policies.js), the
 // host over pooled programs, one crossing per expression (sandbox/policy-evaluation.ts re-exports them with types).
-// Plain JavaScript without imports, so both QuickJS and Node load it as it is.
+// Plain JavaScript without imports, so both QuickJS and Node load it as it is; indexed loops and few allocations,
+// as QuickJS interprets it (about 0.2 µs an operation: a for-of loop costs three times an indexed one).
 //
 // Budgets as Kubernetes': each expression runs under the per-call cost limit (1,000,000), and all of a policy's
 // expressions for one request share the per-policy runtime budget (10,000,000); past it nothing more runs.
@@ -44,14 +45,14 @@ const UNSET = { ok: true, value: undefined }
  */
 export function evaluatePolicy(plan, failOnError, evaluate, budget = PER_POLICY_COST) {
   let remaining = budget
-  const memo = new Map()
+  let memo // name -> { ok, value } or { ok: false, error }, made on the first variable
   // a variable's value is kept as the evaluator wants it back (`carried`), any other as it is
   const run = (program, asVariable) => {
     const names = program.variableNames ?? referencedVariables(program.expression)
     let variables = NO_VARIABLES
     if (names.length > 0) {
       variables = {}
-      for (const name of names) variables[name] = variable(name)
+      for (let i = 0; i < names.length; i++) variables[names[i]] = variable(names[i])
     }
     if (remaining <= 0) throw new BudgetExceeded('validation failed due to running out of cost budget, no further validation rules will be run')
     const r = evaluate(program, variables, remaining < PER_CALL_COST ? remaining : PER_CALL_COST)
@@ -60,6 +61,7 @@ export function evaluatePolicy(plan, failOnError, evaluate, budget = PER_POLICY_
   }
   // lazily, once per request; a variable referring to itself (directly or not) sees itself unset
   const variable = (name) => {
+    memo ??= new Map()
     let m = memo.get(name)
     if (m === undefined) {
       const p = plan.variables.get(name)
@@ -80,7 +82,8 @@ export function evaluatePolicy(plan, failOnError, evaluate, budget = PER_POLICY_
   }
   const out = { matched: true, failures: [], auditAnnotations: {} }
   try {
-    for (const m of plan.matchConditions) {
+    for (let i = 0; i < plan.matchConditions.length; i++) {
+      const m = plan.matchConditions[i]
       let v
       try {
         v = run(m.program)
@@ -107,7 +110,8 @@ export function evaluatePolicy(plan, failOnError, evaluate, budget = PER_POLICY_
       if (ok === true) continue
       out.failures.push({ message: failureMessage(run, v), reason: v.reason, expressionIndex: i })
     }
-    for (const a of plan.auditAnnotations) {
+    for (let i = 0; i < plan.auditAnnotations.length; i++) {
+      const a = plan.auditAnnotations[i]
       try {
         const value = run(a.program)
         if (typeof value === 'string' && value !== '') out.auditAnnotations[a.key] = value
