@@ -207,8 +207,11 @@ function convertOne(e, v, value) {
   return fromJson(value, v.type)
 }
 
-/** Runs one program with a budget; the shared meter is reset here (one evaluation at a time). */
-export function runProgram(p, ctx, limit) {
+/**
+ * Runs one program with a budget; the shared meter is reset here (one evaluation at a time). `root`: a RootContext
+ * of the program's registry over `ctx` to reuse (see policies.js), else one is made for the call.
+ */
+export function runProgram(p, ctx, limit, root) {
   meter.cost = 0
   meter.limit = limit ?? Infinity
   meter.stack.length = 0
@@ -217,7 +220,7 @@ export function runProgram(p, ctx, limit) {
     if (p.compiled) {
       // what the library's program call does for a checked AST (a RootContext over ctx, the root's evaluation),
       // without its two wrapper calls once the evaluator is known
-      const value = p.ev !== undefined ? p.jit(p.ev, new RootContext(p.ev.registry, ctx), ctx) : p.parsed(ctx)
+      const value = p.ev !== undefined ? p.jit(p.ev, root ?? new RootContext(p.ev.registry, ctx), ctx) : p.parsed(ctx)
       return { ok: true, value, cost: meter.cost }
     }
     beginRoot(p.parsed.ast)
@@ -310,7 +313,13 @@ function release(req) {
   return { ok: true }
 }
 
-const policies = createPolicyRunner({ programs, boundContext, runProgram, convertVariable: (e, name, value) => convertOne(e, e.vars[name], value) })
+const policies = createPolicyRunner({
+  programs,
+  boundContext,
+  runProgram,
+  convertVariable: (e, name, value) => convertOne(e, e.vars[name], value),
+  rootContext: (p, ctx) => (p.ev !== undefined ? new RootContext(p.ev.registry, ctx) : undefined),
+})
 
 const validator = createValidator({ compile, programs, runProgram, encode, deepEqual })
 

@@ -8,9 +8,10 @@ const MAX_PLANS = 4096
 
 /**
  * `deps`: the program table, the variables of the request's generation bound for a program (`boundContext`), the
- * metered evaluation (`runProgram`), a JSON value converted for a declared variable (`convertVariable`).
+ * metered evaluation (`runProgram`), a JSON value converted for a declared variable (`convertVariable`), the
+ * library's root context of a program over a variables object (`rootContext`, undefined until the program ran once).
  */
-export function createPolicyRunner({ programs, boundContext, runProgram, convertVariable }) {
+export function createPolicyRunner({ programs, boundContext, runProgram, convertVariable, rootContext }) {
   const plans = new Map()
 
   /** `spec`: { m: [[name, id]], v: [[name, id]], val: [[id, message, messageId, reason]], a: [[key, id]] }. */
@@ -73,7 +74,7 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
         if (bases.has(e)) continue
         const bound = boundContext({ e }, req)
         if (!bound.ok && bound.code === 'SANDBOX_RETRY_WITH_VARS') return bound
-        bases.set(e, bound.ok ? { ctx: { ...bound.ctx }, item: -1 } : { error: bound.message })
+        bases.set(e, bound.ok ? { ctx: { ...bound.ctx }, item: -1, roots: new Map() } : { error: bound.message })
       }
     }
     let current = 0
@@ -86,9 +87,13 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
         if (p.e.vars.params) ctx.params = convertVariable(p.e, 'params', items[current].params)
       }
       ctx.variables = variables
+      // one root context per registry for the request: it reads the variables object as it is at each call, and
+      // caches conversions only of message-typed variables, which stay the same for the whole request
+      let root = p.ev === undefined ? undefined : base.roots.get(p.ev.registry)
+      if (root === undefined && p.ev !== undefined) base.roots.set(p.ev.registry, (root = rootContext(p, ctx)))
       let r
       try {
-        r = runProgram(p, ctx, costLimit)
+        r = runProgram(p, ctx, costLimit, root)
       } catch (err) {
         // a resource limit (memory, stack) fails the whole crossing: the host then runs each expression in a
         // crossing of its own, for its own verdict; the policy's rules must not take it as a CEL error
