@@ -16,34 +16,46 @@ export async function evaluatePolicy (policy: PolicyPlan<PooledProgram>, base: R
     async (program, variables, costLimit) => stepResult(await program.evaluate({ ...base, variables }, { costLimit })), budget)
 }
 
+/** Evaluates a request's policies on one evaluator (see createPolicyEvaluation). */
+export type PolicyEvaluation = (batch: PolicyBatch<PooledProgram>) => Promise<PolicyOutcome[]>
+
 /**
- * Every item of `batch` evaluated: the items whose programs all belong to `evaluator` in one crossing
+ * Every item of a batch evaluated: the items whose programs all belong to `evaluator` in one crossing
  * (evaluatePolicies), the others one expression at a time. Outcomes in the items' order. A crossing that fails as
- * a whole (its thread lost) fails each of its items as an evaluation error would (when failOnError).
+ * a whole (its thread lost) fails each of its items as an evaluation error would (when failOnError). Whether a plan
+ * can go in the crossing is found once per plan object (a policy's generation).
  */
-export async function evaluatePolicies (evaluator: ExpressionEvaluator, batch: PolicyBatch<PooledProgram>): Promise<PolicyOutcome[]> {
-  const out: PolicyOutcome[] = new Array(batch.items.length)
-  const batched: number[] = []
-  const single: number[] = []
-  for (const [i, item] of batch.items.entries()) {
-    const ownsAll = evaluator.evaluatePolicies !== undefined && evaluator.owns !== undefined && planPrograms(item.plan).every(p => evaluator.owns!(p))
-    ;(ownsAll ? batched : single).push(i)
+export function createPolicyEvaluation (evaluator: ExpressionEvaluator): PolicyEvaluation {
+  const batchable = new WeakMap<PolicyPlan<PooledProgram>, boolean>()
+  const canBatch = (plan: PolicyPlan<PooledProgram>): boolean => {
+    let b = batchable.get(plan)
+    if (b === undefined) {
+      b = evaluator.evaluatePolicies !== undefined && evaluator.owns !== undefined && planPrograms(plan).every(p => evaluator.owns!(p))
+      batchable.set(plan, b)
+    }
+    return b
   }
-  await Promise.all([
-    (async () => {
-      if (batched.length === 0) return
-      const items = batched.map(i => batch.items[i])
-      try {
-        const r = await evaluator.evaluatePolicies!({ base: batch.base, items })
-        for (const [j, i] of batched.entries()) out[i] = r[j]
-      } catch (err) {
-        for (const i of batched) out[i] = { matched: true, failures: batch.items[i].failOnError ? [{ message: (err as Error).message }] : [], auditAnnotations: {} }
-      }
-    })(),
-    ...single.map(async i => {
-      const item = batch.items[i]
-      out[i] = await evaluatePolicy(item.plan, { ...batch.base, params: item.params }, item.failOnError)
-    })
-  ])
-  return out
+  return async (batch) => {
+    const out: PolicyOutcome[] = new Array(batch.items.length)
+    const batched: number[] = []
+    const single: number[] = []
+    for (let i = 0; i < batch.items.length; i++) (canBatch(batch.items[i].plan) ? batched : single).push(i)
+    await Promise.all([
+      (async () => {
+        if (batched.length === 0) return
+        const items = batched.length === batch.items.length ? batch.items : batched.map(i => batch.items[i])
+        try {
+          const r = await evaluator.evaluatePolicies!({ base: batch.base, items })
+          for (const [j, i] of batched.entries()) out[i] = r[j]
+        } catch (err) {
+          for (const i of batched) out[i] = { matched: true, failures: batch.items[i].failOnError ? [{ message: (err as Error).message }] : [], auditAnnotations: {} }
+        }
+      })(),
+      ...single.map(async i => {
+        const item = batch.items[i]
+        out[i] = await evaluatePolicy(item.plan, { ...batch.base, params: item.params }, item.failOnError)
+      })
+    ])
+    return out
+  }
 }

@@ -15,7 +15,7 @@ import type { Obj } from '../../registry/object-meta.js'
 import { createPolicySource, internalContext, type PolicySource } from './source.js'
 import { createAuthorizerEvaluator } from './authorizer.js'
 import { matches, type MatchRequest } from './matching.js'
-import { evaluatePolicies, type Failure } from './evaluate.js'
+import { createPolicyEvaluation, type Failure, type PolicyEvaluation } from './evaluate.js'
 import type { PolicyBatch } from '../../../sandbox/policy-evaluation.js'
 import { findParams } from './params.js'
 import type { BindingObject, PolicyObject } from './types.js'
@@ -42,8 +42,9 @@ export function createValidatingAdmissionPolicyPlugin (deps: { registry: Registr
   }
   let authz: ExpressionEvaluator | undefined
   const source = createPolicySource(deps.registry, deps.evaluator, () => authz)
+  const evaluate = createPolicyEvaluation(deps.evaluator)
   return {
-    validating: { admit: async (a) => { await admit(deps.registry, deps.evaluator, source, a) } },
+    validating: { admit: async (a) => { await admit(deps.registry, evaluate, source, a) } },
     start: async () => {
       if (deps.authorizer !== undefined) authz = await createAuthorizerEvaluator(deps.authorizer)
       await source.start()
@@ -71,7 +72,7 @@ function requestVariable (a: WriteAttributes): Record<string, unknown> {
 
 interface Denial { policy: string, binding: string, failure: Failure }
 
-async function admit (registry: Registry, evaluator: ExpressionEvaluator, source: PolicySource, a: WriteAttributes): Promise<void> {
+async function admit (registry: Registry, evaluate: PolicyEvaluation, source: PolicySource, a: WriteAttributes): Promise<void> {
   if (a.definition.group === 'admissionregistration.orch.io' || source.bindings.size === 0) return
   const object = a.operation === 'DELETE' ? null : a.object
   const oldObject = a.operation === 'DELETE' ? a.object : (a.oldObject ?? null)
@@ -97,7 +98,7 @@ async function admit (registry: Registry, evaluator: ExpressionEvaluator, source
   // the results are applied in binding order.
   const prepared = await Promise.all(selected.map(async ([policy, binding]) => await prepareBinding(registry, source, policy, binding, a)))
   const items = prepared.flatMap(p => 'items' in p ? p.items : [])
-  const outcomes = items.length === 0 ? [] : await evaluatePolicies(evaluator, { base, items })
+  const outcomes = items.length === 0 ? [] : await evaluate({ base, items })
   let next = 0
   let denial: Denial | undefined
   for (const [i, [policy, binding]] of selected.entries()) {
