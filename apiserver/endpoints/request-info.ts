@@ -1,5 +1,6 @@
 // Parses a resource path of spec 4.1 (plus the method and query) into what the request is about.
 
+import { segmentsOf } from './path-segments.js'
 import { badRequest, methodNotAllowed, notFound, pathNotFound, type StatusError } from '../errors/status-error.js'
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
@@ -27,19 +28,6 @@ export type ParsedPath =
 
 function truthy (v: string | null): boolean {
   return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false'
-}
-
-/** Splits `/a/b/c` into decoded segments; rejects empty inner segments. */
-function segmentsOf (pathname: string): string[] | undefined {
-  const trimmed = pathname.replace(/^\/+/, '').replace(/\/+$/, '')
-  if (trimmed === '') return []
-  const parts = trimmed.split('/')
-  const out: string[] = []
-  for (const p of parts) {
-    if (p === '') return undefined
-    try { out.push(decodeURIComponent(p)) } catch { return undefined }
-  }
-  return out
 }
 
 function verbFor (method: string, hasName: boolean, watch: boolean, what: string, hasSubresource = false): Verb | StatusError {
