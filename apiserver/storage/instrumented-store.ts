@@ -7,7 +7,14 @@ export type StorageObserver = (operation: string, type: string, seconds: number)
 
 /** `/core/pods/ns/name` → `pods`, `/apps/deployments/ns/name` → `deployments.apps`, as apiserver_storage_objects names resources. */
 export function resourceOfKey (key: string): string {
-  const [group = '', plural = ''] = key.replace(/^\/+/, '').split('/')
+  // Index arithmetic rather than a regex and a split of the whole key: every storage call names its resource.
+  let start = 0
+  while (key.charCodeAt(start) === 0x2f) start++
+  const slash = key.indexOf('/', start)
+  if (slash < 0) return key.slice(start)
+  const group = key.slice(start, slash)
+  const next = key.indexOf('/', slash + 1)
+  const plural = next < 0 ? key.slice(slash + 1) : key.slice(slash + 1, next)
   if (plural === '') return group
   return group === 'core' ? plural : `${plural}.${group}`
 }
