@@ -58,6 +58,8 @@ export function rawPath (target: string): string {
 
 /** Whether a path has a segment that is, or decodes to, `.` or `..` (such a path is never routed by a normalised form). */
 export function hasDotSegment (path: string): boolean {
+  // Such a segment has a '.' or an escape; most paths have neither, so routing skips the split and the decoding.
+  if (!path.includes('.') && !path.includes('%')) return false
   return path.split('/').some(p => {
     let d = p
     try { d = decodeURIComponent(p) } catch {}
@@ -72,6 +74,22 @@ export function pathSegmentProblems (name: string): string[] {
   if (name.includes('/')) out.push("may not contain '/'")
   if (name.includes('%')) out.push("may not contain '%'")
   return out
+}
+
+const parsedByUrl = new WeakMap<URL, { method: string, path: string, href: string, parsed: ParsedPath | StatusError }>()
+
+/**
+ * `parseRequestInfo` once per request: metrics, authorization, audit and routing each ask about the same request
+ * (its URL object), so the answer is kept with that URL while the method, path and URL are the ones it was for.
+ * Callers only read what it returns.
+ */
+export function requestInfoOf (method: string, url: URL, path: string): ParsedPath | StatusError {
+  const href = url.href
+  const known = parsedByUrl.get(url)
+  if (known !== undefined && known.method === method && known.path === path && known.href === href) return known.parsed
+  const parsed = parseRequestInfo(method, url, path)
+  parsedByUrl.set(url, { method, path, href, parsed })
+  return parsed
 }
 
 /**

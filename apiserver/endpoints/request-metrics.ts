@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { StatusError } from '../errors/status-error.js'
 import type { ApiServerMetrics } from '../metrics/apiserver-metrics.js'
-import { parseRequestInfo, rawPath, type RequestInfo } from './request-info.js'
+import { rawPath, requestInfoOf, type RequestInfo } from './request-info.js'
 import type { RequestHandler } from './request-limits.js'
 import type { Registry } from '../registry/types.js'
 
@@ -64,7 +64,7 @@ export interface RequestLabels {
 
 /** The labels a request is recorded under; non-resource requests carry only the verb and component. */
 export function requestLabels (req: IncomingMessage, url: URL, known: KnownResource): RequestLabels {
-  const parsed = parseRequestInfo(req.method ?? 'GET', url, rawPath(req.url ?? '/'))
+  const parsed = requestInfoOf(req.method ?? 'GET', url, rawPath(req.url ?? '/'))
   const resource = parsed instanceof StatusError || parsed.kind !== 'resource' ? undefined : parsed.info
   // A path naming no served resource (a 404) is recorded without resource labels, so probes cannot grow the series.
   const info = resource !== undefined && known(resource.group, resource.version, resource.resource, resource.subresource) ? resource : undefined
