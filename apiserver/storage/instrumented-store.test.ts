@@ -28,3 +28,24 @@ t.test('resourceOfKey agrees with split-based parsing on every short key of path
   t.ok(checked > 10_000)
   t.same(mismatches.slice(0, 10), [])
 })
+
+t.test('the timed store passes answers and failures through and observes every call once', async t => {
+  const { instrumentStore } = await import('./instrumented-store.js')
+  const seen: Array<[string, string]> = []
+  const inner = {
+    get: async (key: string) => key === '/core/pods/ns/gone' ? undefined : { key, value: Buffer.from('{}'), modRevision: 2, createRevision: 1, version: 1 },
+    list: async () => { throw new Error('list failed') },
+    count: (() => { throw new Error('thrown before any promise') }) as unknown as () => Promise<number>
+  }
+  const store = instrumentStore(inner as unknown as Parameters<typeof instrumentStore>[0], (op, type, seconds) => {
+    t.ok(seconds >= 0)
+    seen.push([op, type])
+  })
+  t.equal((await store.get('/core/pods/ns/a'))?.modRevision, 2)
+  t.equal(await store.get('/core/pods/ns/gone'), undefined)
+  await t.rejects(store.list('/apps/deployments/'), { message: 'list failed' })
+  const counted = store.count('/core/configmaps/')
+  t.ok(counted instanceof Promise, 'a synchronous throw becomes a rejected promise')
+  await t.rejects(counted, { message: 'thrown before any promise' })
+  t.same(seen, [['get', 'pods'], ['get', 'pods'], ['list', 'deployments.apps'], ['count', 'configmaps']])
+})
