@@ -21,7 +21,7 @@ import type { DeprecatedApiRecorder } from './endpoints/deprecated-apis.js'
 import { createHealthEndpoints, type HealthCheck } from './endpoints/health.js'
 import { acceptsJson } from './endpoints/negotiate.js'
 import { createOpenAPIEndpoint, type OpenAPIBuilders } from './endpoints/openapi.js'
-import { hasDotSegment, parseRequestInfo, rawPath } from './endpoints/request-info.js'
+import { hasDotSegment, parseRequestInfo, rawPath, requestInfoOf } from './endpoints/request-info.js'
 import { DEFAULT_INFLIGHT, withInflightLimit, withTimeout, type InflightLimits, type RequestHandler, type RequestTarget } from './endpoints/request-limits.js'
 import { withAuthentication } from './endpoints/authentication.js'
 import { withAuthorization } from './endpoints/authorization.js'
@@ -204,7 +204,7 @@ export function createApiServer (opts: ApiServerOptions): ApiServer {
     if (p === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
       return serveJsonDocument(req, res, { paths: ['/api', '/api/v1', '/apis', '/healthz', '/livez', '/metrics', '/openapi/v2', '/openapi/v3', '/readyz', '/version'] })
     }
-    const parsed = parseRequestInfo(req.method ?? 'GET', url, p)
+    const parsed = requestInfoOf(req.method ?? 'GET', url, p)
     if (parsed instanceof StatusError) throw parsed
     if (parsed.kind === 'discovery') {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new StatusError(405, 'MethodNotAllowed', `${req.method ?? ''} is not supported on discovery documents`)

@@ -14,7 +14,7 @@ export function apiServerMetrics (showHiddenMetricsForVersion: string | undefine
 
 /** The store with every call timed into etcd_request_duration_seconds. */
 export function timedStore (metrics: ApiServerMetrics, store: Store): Store {
-  return instrumentStore(store, (operation, type, seconds) => metrics.storageRequests.observe({ operation, type }, seconds))
+  return instrumentStore(store, (operation, type, seconds) => metrics.storageRequests.seriesFor({ operation, type }).observe(seconds))
 }
 
 /** apiserver_storage_objects and the database size gauges, read at each scrape. */

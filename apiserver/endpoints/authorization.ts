@@ -3,14 +3,14 @@
 import type { IncomingMessage } from 'node:http'
 import { forbidden, StatusError } from '../errors/status-error.js'
 import { nonResourceAttributes, resourceAttributes, type Attributes, type Authorizer, type UserInfo } from '../auth/types.js'
-import { parseRequestInfo, rawPath } from './request-info.js'
+import { rawPath, requestInfoOf } from './request-info.js'
 import type { RequestHandler } from './request-limits.js'
 
 /** What the request asks, as Kubernetes' RequestInfoResolver sees it: resource requests below /api and /apis, else a path. */
 export function requestAttributes (req: IncomingMessage, url: URL, user: UserInfo): Attributes {
   const method = req.method ?? 'GET'
   const path = rawPath(req.url ?? '/')
-  const parsed = parseRequestInfo(method, url, path)
+  const parsed = requestInfoOf(method, url, path)
   if (parsed instanceof StatusError || parsed.kind === 'discovery') {
     return nonResourceAttributes(user, method === 'HEAD' ? 'get' : method.toLowerCase(), path)
   }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { acceptsJson, bodyFormat, negotiateResponse, parseAccept } from './negotiate.js'
+import { acceptsJson, bodyFormat, negotiateResponse, parseAccept, splitOutsideQuotes } from './negotiate.js'
 import { StatusError } from '../errors/status-error.js'
 import { Messages } from './protobuf/messages.js'
 
@@ -52,4 +52,27 @@ t.test('reads JSON, YAML and protobuf bodies, 415 for anything else', async t =>
     const r = bodyFormat(ct)
     t.ok(r instanceof StatusError && r.code === 415, ct)
   }
+})
+
+t.test('splitOutsideQuotes splits as a scan honouring quotes does, with or without quotes', async t => {
+  const scan = (s: string, sep: string): string[] => {
+    const out: string[] = []
+    let cur = ''
+    let quoted = false
+    for (const ch of s) {
+      if (ch === '"') quoted = !quoted
+      if (ch === sep && !quoted) { out.push(cur); cur = '' } else cur += ch
+    }
+    out.push(cur)
+    return out
+  }
+  const alphabet = [',', ';', '"', 'a', '=', ' ', '😀']
+  const mismatches: string[] = []
+  const visit = (s: string): void => {
+    for (const sep of [',', ';']) if (JSON.stringify(splitOutsideQuotes(s, sep)) !== JSON.stringify(scan(s, sep))) mismatches.push(s)
+    if ([...s].length < 6) for (const c of alphabet) visit(s + c)
+  }
+  visit('')
+  t.same(mismatches.slice(0, 10), [])
+  t.same(splitOutsideQuotes('application/json;as=Table;g="a;b"', ';'), ['application/json', 'as=Table', 'g="a;b"'])
 })

@@ -47,7 +47,9 @@ export function parseAccept (header: string | undefined): MediaRange[] {
     .filter(r => r.q > 0)
 }
 
-function splitOutsideQuotes (s: string, sep: string): string[] {
+/** Splits at `sep` (one ASCII character) where it is not inside double quotes; most headers have no quotes at all. */
+export function splitOutsideQuotes (s: string, sep: string): string[] {
+  if (!s.includes('"')) return s.split(sep)
   const out: string[] = []
   let cur = ''
   let quoted = false

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseRequestInfo } from './request-info.js'
+import { hasDotSegment, parseRequestInfo, requestInfoOf } from './request-info.js'
 import { StatusError } from '../errors/status-error.js'
 
 const parse = (method: string, path: string) => parseRequestInfo(method, new URL(path, 'http://x'))
@@ -44,4 +44,36 @@ t.test('rejects unknown shapes with 404 and wrong methods with 405', async t => 
     const r = parse(m, p)
     t.ok(r instanceof StatusError && r.code === 405, `${m} ${p}`)
   }
+})
+
+t.test('requestInfoOf answers as parseRequestInfo, once per URL object, and again when the method, path or URL differ', async t => {
+  const url = new URL('/api/v1/namespaces/default/configmaps', 'http://x')
+  const first = requestInfoOf('POST', url, url.pathname)
+  t.same(first, parseRequestInfo('POST', url))
+  t.equal(requestInfoOf('POST', url, url.pathname), first, 'the same answer for the same request')
+  t.same(requestInfoOf('GET', url, url.pathname), parseRequestInfo('GET', url), 'another method is parsed again')
+  url.searchParams.set('watch', 'true')
+  const watch = requestInfoOf('GET', url, url.pathname)
+  t.equal((watch as { info: { verb: string } }).info.verb, 'watch', 'a changed query is parsed again')
+  t.same(requestInfoOf('GET', url, '/api/v1/nodes'), parseRequestInfo('GET', url, '/api/v1/nodes'), 'another path is parsed again')
+  const other = new URL('/api/v1/namespaces/default/configmaps', 'http://x')
+  t.not(requestInfoOf('POST', other, other.pathname), first, 'another URL object is its own request')
+})
+
+t.test('hasDotSegment agrees with decoding every segment on short paths', async t => {
+  const general = (path: string): boolean => path.split('/').some(p => {
+    let d = p
+    try { d = decodeURIComponent(p) } catch {}
+    return d === '.' || d === '..'
+  })
+  const alphabet = ['/', '.', '%', '2', 'e', 'E', 'a']
+  const mismatches: string[] = []
+  const visit = (s: string): void => {
+    if (hasDotSegment(s) !== general(s)) mismatches.push(s)
+    if (s.length < 6) for (const c of alphabet) visit(s + c)
+  }
+  visit('')
+  t.same(mismatches.slice(0, 10), [])
+  t.ok(hasDotSegment('/api/%2e%2E/x'))
+  t.notOk(hasDotSegment('/api/v1/namespaces/default/configmaps'))
 })

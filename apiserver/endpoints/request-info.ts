@@ -1,5 +1,6 @@
 // Parses a resource path of spec 4.1 (plus the method and query) into what the request is about.
 
+import { segmentsOf } from './path-segments.js'
 import { badRequest, methodNotAllowed, notFound, pathNotFound, type StatusError } from '../errors/status-error.js'
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete' | 'deletecollection'
@@ -27,19 +28,6 @@ export type ParsedPath =
 
 function truthy (v: string | null): boolean {
   return v !== null && v !== '' && v !== '0' && v.toLowerCase() !== 'false'
-}
-
-/** Splits `/a/b/c` into decoded segments; rejects empty inner segments. */
-function segmentsOf (pathname: string): string[] | undefined {
-  const trimmed = pathname.replace(/^\/+/, '').replace(/\/+$/, '')
-  if (trimmed === '') return []
-  const parts = trimmed.split('/')
-  const out: string[] = []
-  for (const p of parts) {
-    if (p === '') return undefined
-    try { out.push(decodeURIComponent(p)) } catch { return undefined }
-  }
-  return out
 }
 
 function verbFor (method: string, hasName: boolean, watch: boolean, what: string, hasSubresource = false): Verb | StatusError {
@@ -70,6 +58,8 @@ export function rawPath (target: string): string {
 
 /** Whether a path has a segment that is, or decodes to, `.` or `..` (such a path is never routed by a normalised form). */
 export function hasDotSegment (path: string): boolean {
+  // Such a segment has a '.' or an escape; most paths have neither, so routing skips the split and the decoding.
+  if (!path.includes('.') && !path.includes('%')) return false
   return path.split('/').some(p => {
     let d = p
     try { d = decodeURIComponent(p) } catch {}
@@ -84,6 +74,22 @@ export function pathSegmentProblems (name: string): string[] {
   if (name.includes('/')) out.push("may not contain '/'")
   if (name.includes('%')) out.push("may not contain '%'")
   return out
+}
+
+const parsedByUrl = new WeakMap<URL, { method: string, path: string, href: string, parsed: ParsedPath | StatusError }>()
+
+/**
+ * `parseRequestInfo` once per request: metrics, authorization, audit and routing each ask about the same request
+ * (its URL object), so the answer is kept with that URL while the method, path and URL are the ones it was for.
+ * Callers only read what it returns.
+ */
+export function requestInfoOf (method: string, url: URL, path: string): ParsedPath | StatusError {
+  const href = url.href
+  const known = parsedByUrl.get(url)
+  if (known !== undefined && known.method === method && known.path === path && known.href === href) return known.parsed
+  const parsed = parseRequestInfo(method, url, path)
+  parsedByUrl.set(url, { method, path, href, parsed })
+  return parsed
 }
 
 /**

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { StatusError } from '../errors/status-error.js'
 import type { ApiServerMetrics } from '../metrics/apiserver-metrics.js'
-import { parseRequestInfo, rawPath, type RequestInfo } from './request-info.js'
+import { rawPath, requestInfoOf, type RequestInfo } from './request-info.js'
 import type { RequestHandler } from './request-limits.js'
 import type { Registry } from '../registry/types.js'
 
@@ -29,6 +29,7 @@ function reportedVerb (req: IncomingMessage, info: RequestInfo | undefined): str
 
 /** cleanDryRun: '' for a real request, `All`, or `invalid` (any other value would make a new series). */
 function dryRunLabel (url: URL): string {
+  if (url.search === '') return '' // most requests have no query: no URLSearchParams to build
   const values = [...new Set(url.searchParams.getAll('dryRun').filter(v => v !== ''))]
   if (values.length === 0) return ''
   return values.every(v => v === 'All') ? 'All' : 'invalid'
@@ -64,7 +65,7 @@ export interface RequestLabels {
 
 /** The labels a request is recorded under; non-resource requests carry only the verb and component. */
 export function requestLabels (req: IncomingMessage, url: URL, known: KnownResource): RequestLabels {
-  const parsed = parseRequestInfo(req.method ?? 'GET', url, rawPath(req.url ?? '/'))
+  const parsed = requestInfoOf(req.method ?? 'GET', url, rawPath(req.url ?? '/'))
   const resource = parsed instanceof StatusError || parsed.kind !== 'resource' ? undefined : parsed.info
   // A path naming no served resource (a 404) is recorded without resource labels, so probes cannot grow the series.
   const info = resource !== undefined && known(resource.group, resource.version, resource.resource, resource.subresource) ? resource : undefined
@@ -80,6 +81,11 @@ export function requestLabels (req: IncomingMessage, url: URL, known: KnownResou
   }
 }
 
+function withoutDryRun (labels: RequestLabels): Omit<RequestLabels, 'dry_run'> {
+  const { dry_run: _dryRun, ...rest } = labels
+  return rest
+}
+
 /**
  * Outermost step: every answered request counts under its HTTP code (401, 403 and 429 too), its latency is observed
  * when the response ends or the connection closes; long-running ones are in the gauge meanwhile.
@@ -88,13 +94,14 @@ export function withRequestMetrics (metrics: ApiServerMetrics, known: KnownResou
   return async (req, res, target) => {
     const start = process.hrtime.bigint()
     const labels = requestLabels(req, target.url, known)
-    const { dry_run: _dryRun, ...longLabels } = labels
-    if (target.longRunning) metrics.longRunning.inc(longLabels)
+    // Only long-running requests are in the gauge, whose labels have no dry_run: the copy is made for them alone.
+    const longLabels = target.longRunning ? withoutDryRun(labels) : undefined
+    if (longLabels !== undefined) metrics.longRunning.inc(longLabels)
     let recorded = false
     const record = (): void => {
       if (recorded) return
       recorded = true
-      if (target.longRunning) metrics.longRunning.dec(longLabels)
+      if (longLabels !== undefined) metrics.longRunning.dec(longLabels)
       metrics.requests.inc({ ...labels, code: String(res.statusCode) })
       metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9)
     }

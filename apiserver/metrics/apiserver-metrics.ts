@@ -18,7 +18,8 @@ export class ApiServerMetrics {
   readonly registeredWatchers: Gauge<WatchLabel>
   /** apiserver_watch_events_sizes, and apiserver_watch_events_total as its counts: observed per event per watcher. */
   readonly watchEventSizes = new SeriesHistogram<WatchLabel>(['group', 'version', 'kind'], exponentialBuckets(1024, 2.0, 8))
-  readonly storageRequests: Histogram<'operation' | 'type'>
+  /** etcd_request_duration_seconds: a series histogram, as several storage calls of every write observe into it. */
+  readonly storageRequests = new SeriesHistogram<'operation' | 'type'>(['operation', 'type'], REQUEST_BUCKETS)
   readonly storageObjects: Gauge<'resource'>
   /** Size of the store's database file, under its three names across releases (1.28 and 1.29 deprecated two). */
   readonly dbSize: { etcd: Gauge<'endpoint'>, storageDb: Gauge<'endpoint'>, storageSize: Gauge<'storage_cluster_id'> }
@@ -53,8 +54,9 @@ export class ApiServerMetrics {
     const sizes = this.watchEventSizes
     m.collected({ name: 'apiserver_watch_events_total', type: 'counter', help: 'Number of events sent in watch clients', read: () => sizes.counts() })
     m.collected({ name: 'apiserver_watch_events_sizes', type: 'histogram', help: 'Watch event size distribution in bytes', read: () => sizes.samples() })
-    this.storageRequests = m.histogram({
-      name: 'etcd_request_duration_seconds', labelNames: ['operation', 'type'], buckets: REQUEST_BUCKETS,
+    const storage = this.storageRequests
+    m.collected({
+      name: 'etcd_request_duration_seconds', type: 'histogram', read: () => storage.samples(),
       help: 'Etcd request latency in seconds for each operation and object type.'
     })
     this.storageObjects = m.gauge({

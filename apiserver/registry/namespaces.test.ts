@@ -98,3 +98,24 @@ t.test('without the upstream names only orch\'s initial namespaces are made', as
   t.same(list.items.map(b => JSON.parse(b.toString()).metadata.name), ['default', 'orch-node-lease', 'orch-public', 'orch-system'])
   t.equal(own.registry.handler('apiextensions.k8s.io', 'v1', 'customresourcedefinitions'), undefined, 'no alias groups')
 })
+
+t.test('the namespace gate follows the stored bytes it reads, create after create (its verdict is kept per bytes)', async t => {
+  const { namespaceAdmission } = await import('./namespaces.js')
+  let stored: Buffer | undefined
+  const store = { get: async () => stored === undefined ? undefined : { key: '/core/namespaces/ns', value: stored, modRevision: 1, createRevision: 1, version: 1 } }
+  const gate = namespaceAdmission(store as unknown as Parameters<typeof namespaceAdmission>[0], { group: '', resource: 'configmaps' })
+  const ns = (extra: Record<string, unknown>): Buffer => Buffer.from(JSON.stringify({ metadata: { name: 'ns' }, ...extra }))
+  stored = ns({ status: { phase: 'Active' } })
+  await gate('ns', 'a')
+  await gate('ns', 'b')
+  stored = ns({ status: { phase: 'Terminating' } })
+  t.equal((await failure(gate('ns', 'c'))).code, 403, 'a namespace turning Terminating refuses at once')
+  stored = ns({ status: { phase: 'Active' } })
+  await gate('ns', 'd')
+  stored = Buffer.from(JSON.stringify({ metadata: { name: 'ns', deletionTimestamp: '2026-01-01T00:00:00Z' } }))
+  t.equal((await failure(gate('ns', 'e'))).code, 403, 'a deletionTimestamp refuses')
+  stored = undefined
+  t.equal((await failure(gate('ns', 'f'))).code, 404)
+  stored = Buffer.from('{not json')
+  await t.rejects(gate('ns', 'g'), SyntaxError, 'bytes that do not parse fail as before')
+})

@@ -66,15 +66,26 @@ export const namespaceStrategy: Strategy = {
 
 /** The gate for creates in a namespace: 404 when missing, 403 while it terminates. */
 export function namespaceAdmission (store: Store, qr: QualifiedResource): (namespace: string, name: string) => Promise<void> {
+  // Whether a namespace terminates, by its stored bytes: every create in a namespace reads the same bytes, and
+  // comparing them is far cheaper than parsing them again. Bounded: cleared when it holds too many namespaces.
+  const seen = new Map<string, { bytes: Buffer, terminating: boolean }>()
+  const terminating = (key: string, bytes: Buffer): boolean => {
+    const known = seen.get(key)
+    if (known !== undefined && known.bytes.equals(bytes)) return known.terminating
+    const ns = parseJson(bytes)
+    const phase = (ns.status as { phase?: string } | undefined)?.phase
+    const verdict = Boolean(metaOf(ns).deletionTimestamp) || phase === 'Terminating'
+    if (seen.size >= 1024) seen.clear()
+    seen.set(key, { bytes: Buffer.from(bytes), terminating: verdict })
+    return verdict
+  }
   return async (namespace, name) => {
     // As kube-apiserver's NamespaceLifecycle: the namespace from the watch cache (its informer), and only when the
     // cache does not hold it a read of the store (a namespace created a moment ago, maybe through another server).
     const key = objectKey(NAMESPACES, '', namespace)
     const kv = await store.get(key, { notOlderThan: 0 }) ?? await store.get(key)
     if (kv === undefined) throw notFound(NAMESPACES_QR, namespace)
-    const ns = parseJson(kv.value)
-    const phase = (ns.status as { phase?: string } | undefined)?.phase
-    if (metaOf(ns).deletionTimestamp || phase === 'Terminating') {
+    if (terminating(key, kv.value)) {
       const err = forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
       // As Kubernetes' NamespaceLifecycle admission: a cause clients (and kubectl) recognise.
       err.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]

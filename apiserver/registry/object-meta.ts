@@ -34,9 +34,20 @@ export function metaOf (obj: Obj): Meta {
   return m as Meta
 }
 
-/** RFC 3339 in UTC with seconds precision, as Kubernetes serializes metav1.Time. */
+let lastSecond = NaN
+let lastStamp = ''
+
+/**
+ * RFC 3339 in UTC with seconds precision, as Kubernetes serializes metav1.Time. Every write stamps the current time,
+ * so the string of the last second asked for is kept (NaN never matches, so a bad time still throws).
+ */
 export function rfc3339 (ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+  const second = Math.floor(ms / 1000)
+  if (second !== lastSecond) {
+    lastStamp = new Date(second * 1000).toISOString().replace('.000Z', 'Z')
+    lastSecond = second
+  }
+  return lastStamp
 }
 
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789'

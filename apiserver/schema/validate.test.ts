@@ -147,3 +147,17 @@ t.test('codePointLength counts surrogate pairs once and lone surrogates as one',
   t.equal(codePointLength('\udc00\ud800'), 2)
   t.equal(codePointLength('x'.repeat(1000) + '😀'), [...('x'.repeat(1000) + '😀')].length)
 })
+
+t.test('date-time checks answer per value, repeated and alternating (the last verdict is kept by value)', async t => {
+  const schema = { type: 'string', format: 'date-time' } as const
+  const bad = (v: string): boolean => validateValue(schema, v).length > 0
+  const cases: Array<[string, boolean]> = [['2026-11-27T21:00:00Z', false], ['2026-11-27T21:00:00Z', false], ['yesterday', true], ['yesterday', true],
+    ['2026-11-27T21:00:00Z', false], ['2026-13-01T00:00:00Z', true], ['2026-13-01T00:00:00Z', true],
+    ['2026-11-27 21:00:00.5+01:00', false], ['2026-11-27T21:00:00', true], ['2026-11-27T21:00:00Z', false]]
+  t.same(cases.map(([v]) => bad(v)), cases.map(([, b]) => b))
+  // The verdicts of the uncached check, value by value, whatever V8 makes of a day past the month's end.
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+  const uncached = (v: string): boolean => !(rfc3339.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))))
+  const values = ['2026-02-30T00:00:00Z', '2026-02-28T00:00:00Z', '2026-02-30T00:00:00Z', '2026-11-27T25:00:00Z', '2026-11-27t21:00:00z', '2026-11-27t21:00:00z']
+  t.same(values.map(bad), values.map(uncached))
+})

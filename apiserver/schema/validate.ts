@@ -81,11 +81,24 @@ const int32 = 2 ** 31
 const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
 const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
+// The last date-time checked and whether it was bad: objects written in the same second carry the same timestamps
+// (creationTimestamp, managedFields' time), and the check is a pure function of the string.
+let lastDateTime: string | undefined
+let lastDateTimeBad = false
+
+function badDateTime (value: string): boolean {
+  if (value !== lastDateTime) {
+    lastDateTimeBad = !(rfc3339.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T'))))
+    lastDateTime = value
+  }
+  return lastDateTimeBad
+}
+
 function formatProblem (format: string | undefined, value: unknown): boolean {
   switch (format) {
     case 'int32': return typeof value === 'number' && (value < -int32 || value >= int32)
     case 'int64': return typeof value === 'number' && !Number.isSafeInteger(value) && Math.abs(value) >= 2 ** 63
-    case 'date-time': return typeof value === 'string' && !(rfc3339.test(value) && !Number.isNaN(Date.parse(value.replace(' ', 'T'))))
+    case 'date-time': return typeof value === 'string' && badDateTime(value)
     case 'byte': return typeof value === 'string' && !base64.test(value)
     default: return false
   }

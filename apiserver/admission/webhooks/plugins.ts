@@ -39,6 +39,7 @@ export function createMutatingWebhookPlugin (deps: WebhookDeps): MutatingAdmissi
     webhookNames: () => d.webhooks().map(h => h.name),
     async admit (a) {
       const invocations = await d.invocations(a)
+      if (invocations.length === 0) return // the usual case: no webhook matches, nothing to call or remember
       let lastChange = -1
       for (const [i, inv] of invocations.entries()) if (await invoke(inv, a)) lastChange = i
       const reinvoked = new Set<Invocation>()
@@ -68,6 +69,7 @@ export function createValidatingWebhookPlugin (deps: WebhookDeps): WriteAdmissio
     webhookNames: () => d.webhooks().map(h => h.name),
     async admit (a) {
       const invocations = await d.invocations(a)
+      if (invocations.length === 0) return
       const results = await Promise.allSettled(invocations.map(async inv => {
         const r = await d.call(inv, a)
         if (r === undefined) return
