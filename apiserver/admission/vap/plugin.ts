@@ -76,10 +76,8 @@ async function admit (registry: Registry, evaluate: PolicyEvaluation, source: Po
   if (a.definition.group === 'admissionregistration.orch.io' || source.bindings.size === 0) return
   const object = a.operation === 'DELETE' ? null : a.object
   const oldObject = a.operation === 'DELETE' ? a.object : (a.oldObject ?? null)
-  const req: MatchRequest = {
-    definition: a.definition, operation: a.operation, subresource: a.subresource, name: a.name,
-    labels: [object, oldObject].filter((o): o is Obj => o !== null).map(labelsOf)
-  }
+  // labels are read only once some binding's rules select the write
+  const req: MatchRequest = { definition: a.definition, operation: a.operation, subresource: a.subresource, name: a.name, labels: [] }
   // Rules first (cheap); the namespace is read only when some binding's rules select the write.
   const candidates: Array<[PolicyObject, BindingObject]> = []
   for (const binding of source.bindings.values()) {
@@ -89,6 +87,7 @@ async function admit (registry: Registry, evaluate: PolicyEvaluation, source: Po
     candidates.push([policy, binding])
   }
   if (candidates.length === 0) return
+  req.labels = [object, oldObject].filter((o): o is Obj => o !== null).map(labelsOf)
   const ns = await namespaceOf(registry, a)
   req.namespaceLabels = ns === undefined ? undefined : labelsOf(ns)
   const base = { object, oldObject, request: requestVariable(a), namespaceObject: ns ?? null }
