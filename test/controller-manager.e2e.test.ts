@@ -94,7 +94,11 @@ spec:
 
   // Each component's /metrics on its health port: the leader's work queues, the scheduler's attempts.
   const metricsOf = async (port: number): Promise<string> => await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  const cmMetrics = await metricsOf(cmPorts[cms.indexOf(leader)]!)
+  // The pods can be bound before the sync that made them has returned (its work duration is observed then).
+  const cmMetrics = await until('a finished replicaset sync', async () => {
+    const text = await metricsOf(cmPorts[cms.indexOf(leader)]!)
+    return /^workqueue_work_duration_seconds_count\{name="replicaset"\} [1-9]/m.test(text) ? text : undefined
+  })
   t.match(cmMetrics, /^workqueue_adds_total\{name="replicaset"\} [1-9]/m, 'the replicaset queue counted its adds')
   t.match(cmMetrics, /^workqueue_depth\{name="replicaset"\} \d+/m)
   t.match(cmMetrics, /^workqueue_work_duration_seconds_count\{name="replicaset"\} [1-9]/m)
