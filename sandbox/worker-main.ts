@@ -2,7 +2,6 @@
 
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSandbox, type Program, type SandboxLimits } from './sandbox.js'
-import { projectVariables } from './projection.js'
 import { compileValidationRules, evaluateValidationRules, type CompiledValidation, type CompileValidationOptions } from './validation.js'
 import type { StructuralSchema } from '../apiserver/schema/types.js'
 import { SandboxError } from './errors.js'
@@ -95,10 +94,10 @@ if (sandbox) {
         for (const [key, e] of Object.entries(m.expressions ?? {})) if (!keyedPrograms.has(key)) compileExprKeyed(key, e)
         for (const [key, wire] of Object.entries(m.plans ?? {})) plans.set(key, { wire })
         // The request's variables are one object for every step, so the sandbox converts them once per request, and
-        // all the policies run in one guest crossing (Sandbox.evaluatePolicies). Only what the batch's programs read
-        // of those variables crosses into the guest (projectVariables).
+        // all the policies run in one guest crossing (Sandbox.evaluatePolicies). They arrive already cut down to what
+        // the batch's programs read (the pool projects them before copying them here).
         const items = m.items.map(({ plan, params, failOnError }) => ({ ...threadPlan(plan), params, failOnError }))
-        return sandbox.evaluatePolicies(projectVariables(m.base, items.flatMap(({ programs }) => programs)), items)
+        return sandbox.evaluatePolicies(m.base, items)
       }
       case 'dropPlans':
         plans.clear()
