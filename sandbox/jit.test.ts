@@ -117,3 +117,51 @@ t.test('compiled and interpreted agree on Kubernetes-style rules over schema-typ
   t.equal(compiled, rules.length * objects.length ** 2, 'every rule ran compiled')
   t.same(diffs, [])
 })
+
+t.test('dyn fast paths and per-node overload caches agree with the interpreter whatever types reach a node in turn', async (t) => {
+  const sb = await createSandbox({ deadlineMs: 5000 })
+  t.teardown(() => sb.dispose())
+  const env: CelEnvironment = { variables: { object: { type: 'dyn' }, other: { type: 'dyn' }, variables: { type: 'map<string, dyn>' } } }
+  const rules = [
+    'object.v == other.v',
+    'object.v != other',
+    'object.v < other.v',
+    'object.v + other.v',
+    'size(object.v)',
+    'string(object.v)',
+    'object.v.startsWith("a")',
+    'object.v.contains(other.v)',
+    'object.v in [dyn(1), dyn("a"), dyn(2.5), dyn(null)]',
+    'variables.x == object.v',
+    'object.v == null',
+    'int(object.v) * 2',
+    'object.missing == 1',
+    'object.v.size() > other.v.size()',
+  ]
+  // each value reaches every node after and before the others: a cache made for one type must not serve another
+  const values: unknown[] = ['a', 'abc', 7, 2.5, -1, true, null, { k: 'a' }, ['a', 'b'], '', 'x'.repeat(30), 9007199254740991]
+  const sequence = [...values, ...[...values].reverse(), ...values]
+  const diffs: string[] = []
+  for (const rule of rules) {
+    const compiled = sb.compile(rule, env)
+    const interpreted = sb.compile(rule, env, { interpret: true })
+    t.equal(compiled.compiled, true, `${rule} runs compiled`)
+    for (const [i, v] of sequence.entries()) {
+      const vars = { object: { v }, other: { v: sequence[(i + 1) % sequence.length] }, variables: { x: v } }
+      const run = (p: typeof compiled): string => {
+        try {
+          const r = p.evaluate(vars)
+          return `${JSON.stringify(r.tagged)} cost ${r.cost}`
+        } catch (err) {
+          return `error ${(err as { code?: string }).code} cost ${(err as { cost?: number }).cost}`
+        }
+      }
+      const a = run(interpreted)
+      const b = run(compiled)
+      if (a !== b) diffs.push(`${rule} with ${JSON.stringify(vars)}: interpreter ${a} | compiled ${b}`)
+    }
+    compiled.release()
+    interpreted.release()
+  }
+  t.same(diffs, [])
+})

@@ -1,6 +1,7 @@
 // Guest side: the compiled code's fast paths (guest/jit.js), each an inline test with the library's call as fallback.
 
 import { Duration } from 'cel-lib/functions.js'
+import { dynTest } from './jit-dyn.js'
 
 export const RELATIONAL = new Set(['<', '<=', '>', '>='])
 /** Operand types whose relational overloads in the base library are `(a, b) => a < b` (etc.): CEL type -> typeof. */
@@ -49,6 +50,7 @@ export function typeTest(t, x, n, isRootId) {
       // a root variable also passes checkRange (ints beyond int64 are an error); a field selection does not
       return isRootId ? undefined : `typeof ${x} === 'bigint'`
   }
+  if (t.kind === 'dyn') return dynTest(x, isRootId)
   if (t.kind === 'list') return `(${x} !== null && ${x} !== undefined && ${x}.constructor === Array)`
   if (t.kind === 'map') return `(${x} !== null && typeof ${x} === 'object' && ${x}.constructor === Object)`
   if (t.kind === 'message' && n) return `(${x} !== null && ${x} !== undefined && ${n}.__vc !== undefined && ${x}.constructor === ${n}.__vc)`

@@ -11,6 +11,7 @@
 
 import { callCost, checkRange, CostLimitError, actualSize, FIXED_ONE } from './cost.js'
 import { learnValue, ranged, typeTest, RELATIONAL, RELATIONAL_JS } from './jit-fast.js'
+import { cachedDispatch, dispatchHelpers, dispatchesAtRunTime, plainField } from './jit-dyn.js'
 
 class Unsupported extends Error {}
 
@@ -19,6 +20,17 @@ const isBind = (node) =>
 
 const BINARY = new Set(['==', '!=', '<', '<=', '>', '>=', '+', '-', '*', '/', '%', 'in'])
 const FIXED_BINARY = new Set(['-', '*', '/', '%'])
+
+/**
+ * The test a field read from a plain object must pass to be what the library's lookup answers: a dyn value (the
+ * left side dyn, or a map of dyn) or the map's declared value type; undefined when there is no such test.
+ */
+function plainFieldTest(node, out) {
+  const left = node.args[0].checkedType
+  if (left?.kind === 'dyn') return typeTest(left, out, undefined, false)
+  if (left?.kind === 'map' && left.keyType?.name === 'string') return typeTest(left.valueType, out, undefined, false)
+  return undefined
+}
 
 const isFatal = (e) => e instanceof CostLimitError || e instanceof InternalError
 
@@ -35,6 +47,7 @@ function scalarOperands(node) {
 /** Helpers the generated code calls (H.*); all take plain values. */
 function createHelpers(meter) {
   return {
+    ...dispatchHelpers(isFatal),
     meter,
     limit() {
       throw new CostLimitError()
@@ -142,9 +155,13 @@ export function compileToJs(root, meter) {
         if (!node.handle) return delegate(node, out, n, inLoop)
         const o = emit(node.args[0], scope, inLoop)
         const test = node.op === '.' && node.args[0].checkedType?.kind === 'message' ? typeTest(node.checkedType, out, n, false) : undefined
+        let plainTest
         if (test) {
           lines.push(`let ${out} = ${o} !== null && ${o} !== undefined && ${n}.__oc !== undefined && ${o}.constructor === ${n}.__oc ? ${o}[${n}.right] : undefined;`)
           lines.push(`if (!(${test})) ${out} = H.fieldSlow(${n}, ${o}, ev);`, charge(1))
+        } else if (node.op === '.' && (plainTest = plainFieldTest(node, out))) {
+          // a dyn or map value: an own property of a plain object, as the library's lookups read it
+          lines.push(`let ${out} = ${plainField(n, o)};`, `if (!(${plainTest})) ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
         } else lines.push(`const ${out} = ${n}.handle(${o}, ${n}.right, ${n}, ev);`, charge(1))
         return out
       }
@@ -202,6 +219,9 @@ export function compileToJs(root, meter) {
       if (RELATIONAL.has(node.op) && js && node.args[1].checkedType?.name === node.args[0].checkedType.name) {
         // the library's own overload for these operand types is JavaScript's operator; other values take the handler
         lines.push(`const ${out} = typeof ${l} === '${js}' && typeof ${r} === '${js}' ? ${l} ${node.op} ${r} : ${n}.handle(${l}, ${r}, ${n}, ev);`)
+      } else if (dispatchesAtRunTime(node)) {
+        const operands = [[l, node.args[0].checkedType], [r, node.args[1].checkedType]]
+        lines.push(`const ${out} = ${ranged(node, cachedDispatch(n, operands, `${n}.__dh(${l}, ${r}, ${n}, ev)`, `H.binary(${n}, ${l}, ${r}, ev)`))};`)
       } else lines.push(`const ${out} = ${ranged(node, `${n}.handle(${l}, ${r}, ${n}, ev)`)};`)
       lines.push(charge(FIXED_BINARY.has(node.op) || scalarOperands(node) ? '1' : `H.callCost(${n}.op, [${l}, ${r}], ${out})`))
       return out
@@ -248,14 +268,24 @@ export function compileToJs(root, meter) {
     if (isBind(node)) return scoped(node, out, n, inLoop, () => bind(node, out, scope))
     if (!node.handle) return delegate(node, out, n, inLoop) // other macros (optMap, two-variable, ...)
     const name = node.args[0]
+    const dyn = dispatchesAtRunTime(node)
     if (node.op === 'call') {
       const args = emitAll(node.args[1], scope, inLoop)
-      lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ${n}, ev)`)};`)
+      const list = `[${args.join(', ')}]`
+      const value = dyn
+        ? cachedDispatch(n, args.map((a, i) => [a, node.args[1][i].checkedType]), `H.cached(${n}, ${list}, ev, false)`, `H.call(${n}, ${list}, ev)`)
+        : `${n}.handle(${list}, ${n}, ev)`
+      lines.push(`const ${out} = ${ranged(node, value)};`)
       lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
       return out
     }
     const args = emitAll([node.args[1], ...node.args[2]], scope, inLoop)
-    lines.push(`const ${out} = ${ranged(node, `${n}.handle([${args.join(', ')}], ev, ${n})`)};`)
+    const list = `[${args.join(', ')}]`
+    const types = [node.args[1].checkedType, ...node.args[2].map((a) => a.checkedType)]
+    const value = dyn
+      ? cachedDispatch(n, args.map((a, i) => [a, types[i]]), `H.cached(${n}, ${list}, ev, true)`, `H.receiverCall(${n}, ${list}, ev)`)
+      : `${n}.handle(${list}, ev, ${n})`
+    lines.push(`const ${out} = ${ranged(node, value)};`)
     lines.push(charge(FIXED_ONE.has(name) ? '1' : `H.callCost(${n}.args[0], [${args.join(', ')}], ${out})`))
     return out
   }
