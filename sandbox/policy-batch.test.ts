@@ -92,3 +92,39 @@ t.test('when the crossing runs past its deadline, each expression runs in its ow
   const direct = evaluatePolicy(slow, true, (p, variables, costLimit) => stepResult(p.evaluateOver(base, { variables }, { costLimit })))
   t.same(heavy, direct, 'the slow policy as its expressions alone give it')
 })
+
+t.test('programs shared by the policies of a request give each policy what it would get alone', async (t) => {
+  const sb = await createSandbox({ deadlineMs: 30_000 })
+  t.teardown(() => sb.dispose())
+  const c = (e: string): Program => sb.compile(e, POLICY_ENVIRONMENT)
+  // one program object in several plans, as the pool gives identical expressions: request-only ones are reused within
+  // the request; those reading params or variables are not
+  const name = c('object.metadata.name')
+  const byParams = c('params.max > size(object.data)')
+  const byVariable = c('variables.n == "ok-1"')
+  const costly = c('object.items.map(i, i * 2).size() > 0')
+  const other = c('"ok-1"')
+  const mk = (validations: Program[], n = name): PolicyPlan<Program> => ({
+    matchConditions: [], variables: new Map([['n', n]]), auditAnnotations: [],
+    validations: validations.map(program => ({ program, message: undefined, messageProgram: undefined, reason: undefined }))
+  })
+  // byVariable and byParams answer differently in neighbouring policies: a result reused across them would show
+  const plans = [mk([byVariable]), mk([byVariable], other), mk([byParams]), mk([byParams, byVariable]), mk([costly]), mk([costly, costly])]
+  const paramsOf = [null, null, { max: 5 }, { max: 0 }, null, null]
+  for (const base of bases) {
+    const items = plans.map((p, i) => ({ plan: p, params: paramsOf[i], failOnError: true }))
+    const batched = sb.evaluatePolicies(base, items)
+    const expected = await Promise.all(items.map(async i => await oneByOne(i.plan, base, i.params, true)))
+    t.same(JSON.parse(JSON.stringify(batched)), JSON.parse(JSON.stringify(expected)), (base.object as { metadata: { name: string } }).metadata.name)
+  }
+  // a reused result still counts against each policy's budget: the twelfth run of this program (about 860,000 each)
+  // has less than its cost left of the policy's 10,000,000, so it fails in every policy as it does alone
+  const heavy = c('object.items.all(i, object.items.all(j, i + j >= 0))')
+  const twelve = mk(Array.from({ length: 12 }, () => heavy))
+  const base = { ...bases[1], object: { ...(bases[1].object as object), items: Array.from({ length: 350 }, (_, i) => i) } }
+  const items = [twelve, twelve].map(p => ({ plan: p, params: null, failOnError: true }))
+  const batched = sb.evaluatePolicies(base, items)
+  const alone = await oneByOne(twelve, base, null, true)
+  t.match(alone.failures, [{ expressionIndex: 11 }], 'alone, the twelfth validation runs out of budget')
+  t.same(JSON.parse(JSON.stringify(batched)), JSON.parse(JSON.stringify([alone, alone])), 'so it does in both policies of the batch')
+})

@@ -149,6 +149,7 @@ function compile(req) {
     rethrowIfFatal(err)
     reads = undefined
   }
+  program.reads = reads
   return { ok: true, id, type: checked.type, estimate, compiled: Boolean(jit), projection: reads?.projection, reads }
 }
 

@@ -24,6 +24,7 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
       ids.push(id)
       envs.add(p.e)
       p.variableNames ??= referencedVariables(p.expression)
+      p.requestOnly ??= readsRequestOnly(p)
       return p
     }
     const plan = {
@@ -84,7 +85,12 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
       }
     }
     let current = 0
+    // results of programs that read only the request's own variables, by program: the same in every policy
+    let shared
     const evaluate = (p, variables, costLimit) => {
+      const known = p.requestOnly ? shared?.get(p) : undefined
+      // a result is reused when its cost fits this call's limit (else the run would stop on cost: it runs again)
+      if (known !== undefined && known.cost <= costLimit) return known
       const base = bases.get(p.e)
       if (base.error !== undefined) throw new Error(base.error)
       const ctx = base.ctx
@@ -111,6 +117,7 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
         throw new Interruption(err)
       }
       if (!r.ok) throw new Error(r.message)
+      if (p.requestOnly) (shared ??= new Map()).set(p, r)
       return r
     }
     const outcomes = []
@@ -128,6 +135,17 @@ export function createPolicyRunner({ programs, boundContext, runProgram, convert
   }
 
   return { evaluatePolicies, released }
+}
+
+/**
+ * True when a program reads neither `params` nor `variables` (what differs between the policies of one request), so
+ * CEL, having no side effects, gives it the same value and cost in every policy of the request.
+ */
+function readsRequestOnly(p) {
+  const reads = p.reads
+  if (reads === undefined) return false
+  const read = (name) => reads.whole.includes(name) || (reads.projection !== undefined && reads.projection[name] !== undefined)
+  return !read('params') && !read('variables')
 }
 
 function isEmpty(o) {
