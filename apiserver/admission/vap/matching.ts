@@ -55,11 +55,18 @@ export function ruleMatches (rule: NamedRule, r: MatchRequest, equivalent: boole
  */
 export function matches (m: MatchResources | undefined, r: MatchRequest, requireRules: boolean, rulesOnly = false): boolean {
   if (m === undefined) return !requireRules
-  const everything = {}
-  if (!rulesOnly && r.namespaceLabels !== undefined && !labelSelectorMatches(m.namespaceSelector ?? everything, r.namespaceLabels)) return false
-  if (!rulesOnly && !r.labels.some(l => labelSelectorMatches(m.objectSelector ?? everything, l))) return false
+  if (!rulesOnly && !selectorsMatch(m, r)) return false
   const equivalent = (m.matchPolicy ?? 'Equivalent') === 'Equivalent'
   const rules = m.resourceRules ?? []
   if ((requireRules || rules.length > 0) && !rules.some(rule => ruleMatches(rule, r, equivalent))) return false
   return !(m.excludeResourceRules ?? []).some(rule => ruleMatches(rule, r, equivalent))
+}
+
+const everything = Object.freeze({})
+
+/** The namespace and object selectors alone (the second pass, once the rules are known to match). */
+export function selectorsMatch (m: MatchResources | undefined, r: MatchRequest): boolean {
+  if (m === undefined) return true
+  if (r.namespaceLabels !== undefined && !labelSelectorMatches(m.namespaceSelector ?? everything, r.namespaceLabels)) return false
+  return r.labels.some(l => labelSelectorMatches(m.objectSelector ?? everything, l))
 }

@@ -14,7 +14,7 @@ import { labelsOf } from '../../controllers/labels.js'
 import type { Obj } from '../../registry/object-meta.js'
 import { createPolicySource, internalContext, type PolicySource } from './source.js'
 import { createAuthorizerEvaluator } from './authorizer.js'
-import { matches, type MatchRequest } from './matching.js'
+import { matches, selectorsMatch, type MatchRequest } from './matching.js'
 import { createPolicyEvaluation, type Failure, type PolicyEvaluation } from './evaluate.js'
 import type { PolicyBatch } from '../../../sandbox/policy-evaluation.js'
 import { findParams } from './params.js'
@@ -91,8 +91,8 @@ async function admit (registry: Registry, evaluate: PolicyEvaluation, source: Po
   const ns = await namespaceOf(registry, a)
   req.namespaceLabels = ns === undefined ? undefined : labelsOf(ns)
   const base = { object, oldObject, request: requestVariable(a), namespaceObject: ns ?? null }
-  const selected = candidates.filter(([policy, binding]) => matches(policy.spec?.matchConstraints, req, true) &&
-    (binding.spec?.matchResources === undefined || matches(binding.spec.matchResources, req, false)))
+  // the rules matched in the first pass: the selectors decide now
+  const selected = candidates.filter(([policy, binding]) => selectorsMatch(policy.spec?.matchConstraints, req) && selectorsMatch(binding.spec?.matchResources, req))
   // Every binding's params are looked up at once; then all their evaluations cross to the sandbox together, and
   // the results are applied in binding order.
   const prepared = await Promise.all(selected.map(async ([policy, binding]) => await prepareBinding(registry, source, policy, binding, a)))
