@@ -14,7 +14,8 @@ import { labelsOf } from '../../controllers/labels.js'
 import type { Obj } from '../../registry/object-meta.js'
 import { createPolicySource, internalContext, type PolicySource } from './source.js'
 import { createAuthorizerEvaluator } from './authorizer.js'
-import { matches, selectorsMatch, type MatchRequest } from './matching.js'
+import { selectorsMatch, type MatchRequest } from './matching.js'
+import { createCandidateIndex, type Candidate } from './candidates.js'
 import { createPolicyEvaluation, type Failure, type PolicyEvaluation } from './evaluate.js'
 import type { PolicyBatch } from '../../../sandbox/policy-evaluation.js'
 import { findParams } from './params.js'
@@ -43,8 +44,9 @@ export function createValidatingAdmissionPolicyPlugin (deps: { registry: Registr
   let authz: ExpressionEvaluator | undefined
   const source = createPolicySource(deps.registry, deps.evaluator, () => authz)
   const evaluate = createPolicyEvaluation(deps.evaluator)
+  const candidatesFor = createCandidateIndex(source)
   return {
-    validating: { admit: async (a) => { await admit(deps.registry, evaluate, source, a) } },
+    validating: { admit: async (a) => { await admit(deps.registry, evaluate, source, candidatesFor, a) } },
     start: async () => {
       if (deps.authorizer !== undefined) authz = await createAuthorizerEvaluator(deps.authorizer)
       await source.start()
@@ -72,20 +74,14 @@ function requestVariable (a: WriteAttributes): Record<string, unknown> {
 
 interface Denial { policy: string, binding: string, failure: Failure }
 
-async function admit (registry: Registry, evaluate: PolicyEvaluation, source: PolicySource, a: WriteAttributes): Promise<void> {
+async function admit (registry: Registry, evaluate: PolicyEvaluation, source: PolicySource, candidatesFor: (req: MatchRequest) => Candidate[], a: WriteAttributes): Promise<void> {
   if (a.definition.group === 'admissionregistration.orch.io' || source.bindings.size === 0) return
   const object = a.operation === 'DELETE' ? null : a.object
   const oldObject = a.operation === 'DELETE' ? a.object : (a.oldObject ?? null)
   // labels are read only once some binding's rules select the write
   const req: MatchRequest = { definition: a.definition, operation: a.operation, subresource: a.subresource, name: a.name, labels: [] }
-  // Rules first (cheap); the namespace is read only when some binding's rules select the write.
-  const candidates: Array<[PolicyObject, BindingObject]> = []
-  for (const binding of source.bindings.values()) {
-    const policy = source.policies.get(binding.spec?.policyName ?? '')
-    if (policy === undefined || !matches(policy.spec?.matchConstraints, req, true, true)) continue
-    if (binding.spec?.matchResources !== undefined && !matches(binding.spec.matchResources, req, false, true)) continue
-    candidates.push([policy, binding])
-  }
+  // Rules first (kept per kind of write); the namespace is read only when some binding's rules select the write.
+  const candidates = candidatesFor(req)
   if (candidates.length === 0) return
   req.labels = [object, oldObject].filter((o): o is Obj => o !== null).map(labelsOf)
   const ns = await namespaceOf(registry, a)

@@ -48,6 +48,8 @@ class Mirror<T extends { metadata: { name: string } }> {
 export interface PolicySource {
   policies: Map<string, PolicyObject>
   bindings: Map<string, BindingObject>
+  /** Counts changes to policies and bindings (what is kept from them is stale once it moves). */
+  generation(): number
   /** The policy compiled at its current generation (cached); undefined when an expression does not compile. */
   compiled(policy: PolicyObject): Promise<CompiledPolicy | undefined>
   start(): Promise<void>
@@ -63,13 +65,16 @@ export function createPolicySource (registry: Registry, evaluator: ExpressionEva
     cache.delete(name)
     void c?.compiled.then(x => x?.release())
   }
+  let generation = 0
   const policies = new Mirror<PolicyObject>(registry, 'validatingadmissionpolicies', (old, now) => {
+    generation++
     if (old !== undefined && (now === undefined || keyOf(old) !== keyOf(now))) drop(old.metadata.name)
   })
-  const bindings = new Mirror<BindingObject>(registry, 'validatingadmissionpolicybindings', () => {})
+  const bindings = new Mirror<BindingObject>(registry, 'validatingadmissionpolicybindings', () => { generation++ })
   return {
     policies: policies.items,
     bindings: bindings.items,
+    generation: () => generation,
     async compiled (p) {
       const key = keyOf(p)
       let c = cache.get(p.metadata.name)
