@@ -119,3 +119,37 @@ t.test('the namespace gate follows the stored bytes it reads, create after creat
   stored = Buffer.from('{not json')
   await t.rejects(gate('ns', 'g'), SyntaxError, 'bytes that do not parse fail as before')
 })
+
+t.test('the gate answers from the controller\'s watch without a store read, as the store would, at every step', async t => {
+  const { namespaceAdmission } = await import('./namespaces.js')
+  // The reference: the same gate reading the store every time.
+  const storeGate = namespaceAdmission(fx.store, { group: '', resource: 'configmaps' })
+  let namespaceReads = 0
+  const get = fx.store.get.bind(fx.store)
+  fx.store.get = async (key, opts) => { if (key.startsWith('/core/namespaces/')) namespaceReads++; return await get(key, opts) }
+  const verdict = async (p: Promise<unknown>): Promise<number> => { try { await p; return 0 } catch (err) { if (isStatusError(err)) return err.code; throw err } }
+  const cm = (name: string): ReturnType<typeof body> => body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, finalizers: ['test/hold'] } })
+  const compare = async (step: string): Promise<void> => {
+    for (const ns of ['default', 'x', 'never']) {
+      const want = await verdict(storeGate(ns, 'probe'))
+      const before = namespaceReads
+      const got = await verdict(cms.create(ctx('Strict', true), ns, cm('probe')))
+      t.equal(got, want, `${step}: ${ns}`)
+      // A namespace that exists is answered from memory; a missing one is read (it may have been created a moment ago).
+      if (want !== 404) t.equal(namespaceReads, before, `${step}: ${ns} answered without a store read`)
+    }
+  }
+  await compare('start')
+  await nss.create(ctx(), '', body({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } }))
+  await compare('created')
+  await cms.create(ctx(), 'x', cm('held'))
+  await nss.delete(ctx(), '', 'x', {})
+  // No turn of the event loop in between: the store's watchers had the change before the delete returned.
+  t.equal(await verdict(cms.create(ctx('Strict', true), 'x', cm('right-after'))), 403, 'terminating at once')
+  await compare('terminating')
+  await cms.patch(ctx(), 'x', 'held', cur => ({ ...cur, metadata: { ...(cur.metadata as object), finalizers: [] } }))
+  await eventually(async () => await verdict(storeGate('x', 'probe')) === 404)
+  // A read can see the commit a moment before the store's watchers are handed it (both refuse the create meanwhile).
+  await new Promise(resolve => setImmediate(resolve))
+  await compare('removed')
+})

@@ -10,6 +10,7 @@ import { objectKey, resourcePrefix } from './keys.js'
 import { internalContext } from './internal-context.js'
 import type { GenericStore } from './generic-store.js'
 import type { Logger } from './core.js'
+import { isTerminating, type NamespaceLister } from './namespace-lister.js'
 
 export const NAMESPACE_FINALIZER = 'orch'
 export const INITIAL_NAMESPACES = ['default', 'orch-system', 'orch-public', 'orch-node-lease']
@@ -64,35 +65,41 @@ export const namespaceStrategy: Strategy = {
   }
 }
 
-/** The gate for creates in a namespace: 404 when missing, 403 while it terminates. */
-export function namespaceAdmission (store: Store, qr: QualifiedResource): (namespace: string, name: string) => Promise<void> {
+/**
+ * The gate for creates in a namespace: 404 when missing, 403 while it terminates. From `lister` when it knows the
+ * namespace (a map lookup), else from the store.
+ */
+export function namespaceAdmission (store: Store, qr: QualifiedResource, lister?: NamespaceLister): (namespace: string, name: string) => Promise<void> {
   // Whether a namespace terminates, by its stored bytes: every create in a namespace reads the same bytes, and
   // comparing them is far cheaper than parsing them again. Bounded: cleared when it holds too many namespaces.
   const seen = new Map<string, { bytes: Buffer, terminating: boolean }>()
   const terminating = (key: string, bytes: Buffer): boolean => {
     const known = seen.get(key)
     if (known !== undefined && known.bytes.equals(bytes)) return known.terminating
-    const ns = parseJson(bytes)
-    const phase = (ns.status as { phase?: string } | undefined)?.phase
-    const verdict = Boolean(metaOf(ns).deletionTimestamp) || phase === 'Terminating'
+    const verdict = isTerminating(parseJson(bytes))
     if (seen.size >= 1024) seen.clear()
     seen.set(key, { bytes: Buffer.from(bytes), terminating: verdict })
     return verdict
   }
+  const refuse = (namespace: string, name: string): never => {
+    const err = forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
+    // As Kubernetes' NamespaceLifecycle admission: a cause clients (and kubectl) recognise.
+    err.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]
+    throw err
+  }
   return async (namespace, name) => {
+    const known = lister?.terminating(namespace)
+    if (known === false) return
+    if (known === true) refuse(namespace, name)
     // As kube-apiserver's NamespaceLifecycle: the namespace from the watch cache (its informer), and only when the
     // cache does not hold it a read of the store (a namespace created a moment ago, maybe through another server).
     const key = objectKey(NAMESPACES, '', namespace)
     const kv = await store.get(key, { notOlderThan: 0 }) ?? await store.get(key)
     if (kv === undefined) throw notFound(NAMESPACES_QR, namespace)
-    if (terminating(key, kv.value)) {
-      const err = forbidden(qr, name, `unable to create new content in namespace ${namespace} because it is being terminated`)
-      // As Kubernetes' NamespaceLifecycle admission: a cause clients (and kubectl) recognise.
-      err.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${namespace} is being terminated`, field: 'metadata.namespace' }]
-      throw err
-    }
+    if (terminating(key, kv.value)) refuse(namespace, name)
   }
 }
+
 
 export interface NamespaceControllerOptions {
   store: Store
@@ -104,6 +111,8 @@ export interface NamespaceControllerOptions {
   retryMs?: number
   /** Namespaces made at start (default INITIAL_NAMESPACES). */
   initialNamespaces?: string[]
+  /** Kept current by this controller's watch, for the namespace gate. */
+  lister?: NamespaceLister
 }
 
 /** Finalizes deleted namespaces: deletes their content (waiting on finalizers), then drops the `orch` finalizer. */
@@ -127,16 +136,26 @@ export class NamespaceController {
     }
     const prefix = resourcePrefix(NAMESPACES)
     const listed = await this.o.store.list(prefix)
+    const items = listed.items.map(kv => parseJson(kv.value))
+    this.o.lister?.reset(items)
     this.watch = this.o.store.watch(prefix, listed.revision, {
-      onEvents: evs => { for (const ev of evs) if (ev.type === 'put') this.consider(parseJson(ev.value)) },
-      onError: err => { this.o.logger.error({ err }, 'namespace controller watch ended') }
+      onEvents: evs => {
+        for (const ev of evs) {
+          if (ev.type === 'delete') { this.o.lister?.remove(ev.key.slice(prefix.length)); continue }
+          const ns = parseJson(ev.value)
+          this.o.lister?.put(ns)
+          this.consider(ns)
+        }
+      },
+      onError: err => { this.o.lister?.stop(); this.o.logger.error({ err }, 'namespace controller watch ended') }
     })
-    for (const kv of listed.items) this.consider(parseJson(kv.value))
+    for (const ns of items) this.consider(ns)
   }
 
   stop (): void {
     this.stopped = true
     this.watch?.stop()
+    this.o.lister?.stop()
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
   }

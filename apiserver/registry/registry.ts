@@ -18,6 +18,7 @@ import { builtinStrategy } from './strategies/index.js'
 import type { PriorityClassLookup } from './strategies/pod.js'
 import { internalContext } from './internal-context.js'
 import { INITIAL_NAMESPACES, NamespaceController, UPSTREAM_NAMESPACES, namespaceAdmission } from './namespaces.js'
+import { NamespaceLister } from './namespace-lister.js'
 import { CrdController, customResourceStrategy, type CrdServing } from './crds.js'
 import { GarbageCollector } from './garbage-collector.js'
 import { resourcePrefix } from './keys.js'
@@ -112,6 +113,8 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
   let started = false
   const admission = chainAdmission(o.admission ?? [])
   const mutating = chainAdmission(o.mutatingAdmission ?? [])
+  /** The namespace gate's memory, kept by the namespace controller's watch (empty until it starts). */
+  const namespaceLister = new NamespaceLister()
 
   const makeStore = (def: ResourceDefinition, strategy: Strategy | undefined): GenericStore => new GenericStore({
     store: o.store,
@@ -121,7 +124,7 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
     logger: o.logger,
     revisionWaitMs: o.revisionWaitMs,
     bookmarkIntervalMs: o.bookmarkIntervalMs,
-    admitNamespace: def.namespaced && !(o.disabledAdmission ?? []).includes('NamespaceLifecycle') ? namespaceAdmission(o.store, { group: def.group, resource: def.plural }) : undefined,
+    admitNamespace: def.namespaced && !(o.disabledAdmission ?? []).includes('NamespaceLifecycle') ? namespaceAdmission(o.store, { group: def.group, resource: def.plural }, namespaceLister) : undefined,
     admission,
     mutating,
     watchList: o.watchList,
@@ -239,7 +242,7 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
   }
   const nsController = new NamespaceController({
     store: o.store, namespaces: must('', 'v1', 'namespaces'), namespacedHandlers: namespacedByPrefix,
-    logger: o.logger, retryMs: o.controllerRetryMs,
+    logger: o.logger, retryMs: o.controllerRetryMs, lister: namespaceLister,
     initialNamespaces: aliases.length > 0 ? [...INITIAL_NAMESPACES, ...UPSTREAM_NAMESPACES] : INITIAL_NAMESPACES
   })
   const crdHandler = handlers.get(keyOf('apiextensions.orch.io', 'v1', 'customresourcedefinitions'))

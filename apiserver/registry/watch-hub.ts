@@ -1,6 +1,7 @@
 // One store watch per resource shared by all its watchers: events converted once, filtered per watcher,
 // encoded once per media type, written to each watcher at most once per tick; slow watchers are dropped.
 // Watchers that receive exactly the same run of this tick's events share one joined and framed batch.
+// Watchers without a filter of their own join a cohort once in step (watch-cohort.ts): one offer per event for all.
 //
 // The hub keeps a ring of recent events. Every event under the prefix with revision in (ringStart, hubRev]
 // is in the ring, so a watcher starting at rv >= ringStart replays from it; an older start runs its own
@@ -9,10 +10,12 @@
 import type { Store, StorageError, WatchEvent, WatchHandle } from '../storage/store.js'
 import { gone, internalError, type StatusError } from '../errors/status-error.js'
 import type { WatchEncoder, WatchSink, WatchSubscription } from './types.js'
-import type { FieldGetter, Selector } from './selectors.js'
+import type { Selector } from './selectors.js'
 import { bookmarkEvent, errorEvent, fromStoreEvent, type Convert, type HubEvent } from './watch-events.js'
 import type { Logger } from './core.js'
 import { WatchBatch } from './watch-batch.js'
+import { Cohorts, type Cohort, type Watcher } from './watch-cohort.js'
+import { WatchSelectorIndex } from './watch-selector-index.js'
 
 export interface HubOptions {
   store: Store
@@ -44,25 +47,6 @@ export interface WatcherSpec {
   allowBookmarks: boolean
 }
 
-interface Watcher {
-  spec: WatcherSpec
-  /** Highest revision considered; events at or below are skipped. */
-  lastRev: number
-  pending: Buffer[]
-  /**
-   * Events of the current tick received unchanged and back to back, as hub sequence numbers [runStart, runEnd);
-   * -1 when none. While a run is open `pending` is empty: anything else first turns the run into `pending`.
-   */
-  runStart: number
-  runEnd: number
-  /** Live events queued since the last flush (initial events do not count against maxPending). */
-  queued: number
-  catchup?: WatchHandle
-  done: boolean
-  /** In `dirty` (checked before touching the set: the fan-out loop marks every watcher for every event). */
-  isDirty: boolean
-}
-
 export class WatchHub {
   private readonly o: Required<Omit<HubOptions, 'convert'>> & { convert?: Convert }
   private storeWatch?: WatchHandle
@@ -72,9 +56,10 @@ export class WatchHub {
   private readonly live = new Set<Watcher>()
   /** Live watchers without an indexable selector: offered every event. */
   private readonly general = new Set<Watcher>()
-  /** Live watchers whose selector has an equality (pods by spec.nodeName, objects by a label value), by term then value. */
-  private readonly indexed = new Map<string, { get: FieldGetter, byValue: Map<string, Set<Watcher>> }>()
+  /** Live watchers whose selector has an equality (pods by spec.nodeName, objects by a label value). */
+  private readonly indexed = new WatchSelectorIndex()
   private readonly catchups = new Set<Watcher>()
+  private readonly cohorts = new Cohorts()
   private readonly dirty = new Set<Watcher>()
   private flushScheduled = false
   /** Events received since the last flush, in order; `tick[i].seq === tickBase + i`. */
@@ -97,6 +82,8 @@ export class WatchHub {
   get size (): number { return this.live.size + this.catchups.size }
   /** Whether the shared store watch runs (for tests and metrics). */
   get running (): boolean { return this.storeWatch !== undefined }
+  /** Watchers served through a cohort (for tests). */
+  get inCohorts (): number { let n = 0; for (const c of this.cohorts.values()) n += c.members.size; return n }
 
   /** Starts the shared store watch if needed; returns the revision it covers from. */
   ensureStarted (): number {
@@ -149,8 +136,9 @@ export class WatchHub {
       this.tick.push(he)
       this.ring.push(he)
       this.hubRev = ev.revision
+      if (this.cohorts.offer(he, this.o.maxPending, (c, err) => this.endCohort(c, err))) this.scheduleFlush()
       for (const w of this.general) this.offer(w, he)
-      if (this.indexed.size > 0) this.offerIndexed(he)
+      if (this.indexed.size > 0) this.indexed.offer(he, w => this.offer(w, he))
     }
     // Trim in bulk (amortized O(1) per event): the ring holds between ringSize and 2 * ringSize events.
     if (this.ring.length > 2 * this.o.ringSize) {
@@ -177,42 +165,36 @@ export class WatchHub {
     }
   }
 
-  /** Offers an event to indexed watchers whose value the object has now or had before the change. */
-  private offerIndexed (he: HubEvent): void {
-    for (const idx of this.indexed.values()) {
-      const cur = idx.get(he.object())
-      const now = idx.byValue.get(cur)
-      if (now !== undefined) for (const w of now) this.offer(w, he)
-      const prev = he.prevObject()
-      if (prev === undefined) continue
-      const before = idx.get(prev)
-      const was = before !== cur ? idx.byValue.get(before) : undefined
-      if (was !== undefined) for (const w of was) this.offer(w, he)
-    }
+  /** Ends every member of a cohort (its encoder failed, or it fell too far behind). */
+  private endCohort (c: Cohort, err: StatusError): void {
+    if (err.code === 500) this.o.logger.warn({ err }, 'watch event could not be delivered to one cohort of watchers; ending those watches')
+    for (const w of c.members) this.drop(w, err)
+  }
+
+  /** Moves a watcher out of its cohort into the general set, this tick's cohort events becoming its own pending. */
+  private leaveCohort (w: Watcher): void {
+    if (w.cohort === undefined) return
+    const c = this.cohorts.leave(w)!
+    w.lastRev = this.hubRev
+    this.general.add(w)
+    if (c.chunks.length === 0) return
+    w.pending = [...c.chunks]
+    w.queued = c.chunks.length
+    this.markDirty(w)
   }
 
   private addLive (w: Watcher): void {
     this.live.add(w)
-    const term = w.spec.selector?.watchTerm
-    if (term === undefined) { this.general.add(w); return }
-    let idx = this.indexed.get(term.term)
-    if (idx === undefined) { idx = { get: term.get, byValue: new Map() }; this.indexed.set(term.term, idx) }
-    let set = idx.byValue.get(term.value)
-    if (set === undefined) { set = new Set(); idx.byValue.set(term.value, set) }
-    set.add(w)
+    if (this.indexed.add(w)) return
+    this.general.add(w)
+    this.cohorts.consider(w)
   }
 
   private removeLive (w: Watcher): void {
     if (!this.live.delete(w)) return
     this.general.delete(w)
-    const term = w.spec.selector?.watchTerm
-    if (term === undefined) return
-    const idx = this.indexed.get(term.term)
-    const set = idx?.byValue.get(term.value)
-    if (idx === undefined || set === undefined) return
-    set.delete(w)
-    if (set.size === 0) idx.byValue.delete(term.value)
-    if (idx.byValue.size === 0) this.indexed.delete(term.term)
+    this.cohorts.leave(w)
+    this.indexed.remove(w)
   }
 
   /** Moves a catching-up watcher onto the shared stream. */
@@ -305,6 +287,10 @@ export class WatchHub {
     if (w.isDirty) return
     w.isDirty = true
     this.dirty.add(w)
+    this.scheduleFlush()
+  }
+
+  private scheduleFlush (): void {
     if (!this.flushScheduled) {
       this.flushScheduled = true
       this.o.defer(() => this.flush())
@@ -314,10 +300,20 @@ export class WatchHub {
   /** Writes every dirty watcher; watchers with the same run and encoder get the same batch object. */
   private flush (): void {
     this.flushScheduled = false
+    const shared = new Map<string, WatchBatch>()
+    // Cohort members hold nothing of their own: their tick is the cohort's, written first.
+    for (const c of this.cohorts.dirty) {
+      const k = c.runKey
+      const chunks = c.take()
+      if (chunks.length === 0) continue
+      let batch = k === undefined ? undefined : shared.get(k)
+      if (batch === undefined) { batch = new WatchBatch(chunks); if (k !== undefined) shared.set(k, batch) }
+      for (const w of c.members) this.deliver(w, batch)
+    }
+    this.cohorts.dirty.clear()
     const ws = [...this.dirty]
     this.dirty.clear()
     for (const w of ws) w.isDirty = false
-    const shared = new Map<string, WatchBatch>()
     for (const w of ws) {
       if (w.done || w.runEnd === -1) { this.flushOne(w); continue }
       const k = `${w.runStart}:${w.runEnd}:${w.spec.encoder.key}`
@@ -327,10 +323,12 @@ export class WatchHub {
       this.deliver(w, batch)
     }
     this.resetTick()
+    if (this.cohorts.joining.size > 0) this.cohorts.joinReady(this.hubRev, w => this.general.delete(w))
   }
 
   private flushOne (w: Watcher): void {
     if (w.done) return
+    this.leaveCohort(w)
     this.closeRun(w)
     if (w.pending.length === 0) return
     const chunks = w.pending
@@ -354,8 +352,15 @@ export class WatchHub {
 
   private sendBookmarks (): void {
     let bm: HubEvent | undefined
+    for (const c of this.cohorts.values()) {
+      if (!c.allowBookmarks || c.members.size === 0) continue
+      bm ??= bookmarkEvent(this.o.apiVersion, this.o.kind, this.hubRev)
+      c.push(bm.encode(c.encoder))
+      this.cohorts.dirty.add(c)
+      this.scheduleFlush()
+    }
     for (const w of this.live) {
-      if (!w.spec.allowBookmarks || w.done) continue
+      if (!w.spec.allowBookmarks || w.done || w.cohort !== undefined) continue
       bm ??= bookmarkEvent(this.o.apiVersion, this.o.kind, this.hubRev)
       if (w.lastRev <= this.hubRev) this.enqueue(w, bm.encode(w.spec.encoder))
     }
@@ -365,6 +370,7 @@ export class WatchHub {
   private drop (w: Watcher, err: StatusError): void {
     if (w.done) return
     // The ERROR event is best effort: the watcher's own encoder may be what failed.
+    this.leaveCohort(w)
     this.closeRun(w)
     try { w.pending.push(errorEvent(err).encode(w.spec.encoder)) } catch { /* end without it */ }
     this.flushOne(w)

@@ -7,6 +7,8 @@ import type { AdmissionDeps, AdmissionPlugin } from '../plugins.js'
 import { admissionContext, getObject, listObjects, type Obj } from '../lookup.js'
 import { amount, formatAmount } from '../quantity.js'
 import { charge, currentUsage, hasScopes, podInScopes, podMissing } from './usage.js'
+import { inProcessClient } from '../../controllers/client/in-process.js'
+import { QuotaLister } from './quota-lister.js'
 
 const ATTEMPTS = 8
 
@@ -26,7 +28,9 @@ class KeyedSerializer {
 
 interface Charge { quota: Obj, used: Record<string, string> }
 
-export function resourceQuotaPlugin (deps: AdmissionDeps): AdmissionPlugin {
+const QUOTAS = { group: '', version: 'v1', resource: 'resourcequotas', namespaced: true }
+
+export function resourceQuotaPlugin (deps: AdmissionDeps, lister = defaultLister(deps)): AdmissionPlugin {
   const serial = new KeyedSerializer()
 
   /** The quotas this write charges and their new usage; throws 403 when one would be exceeded. */
@@ -81,9 +85,13 @@ export function resourceQuotaPlugin (deps: AdmissionDeps): AdmissionPlugin {
         const body = { ...c.quota, status: { ...c.quota.status, hard: { ...c.quota.spec?.hard }, used: c.used } }
         try {
           // metadata.resourceVersion makes this a compare-and-swap on the stored quota.
-          await h.update(admissionContext, c.quota.metadata.namespace, c.quota.metadata.name, { object: body, duplicateFields: [] }, 'status')
+          const written = await h.update(admissionContext, c.quota.metadata.namespace, c.quota.metadata.name, { object: body, duplicateFields: [] }, 'status')
+          // The next write in this namespace charges from this version without waiting for the watch to bring it.
+          lister.remember(written.object)
           break
         } catch (err) {
+          // Deleted since it was read (memory may lag a delete): nothing left to charge.
+          if (isStatusError(err) && err.code === 404) { lister.forget(a.namespace, String(c.quota.metadata.name)); break }
           if (!isStatusError(err) || err.code !== 409) throw err
           if (attempt >= ATTEMPTS) throw forbidden({ group: a.definition.group, resource: a.definition.plural }, a.name, `status unknown for quota: ${String(c.quota.metadata.name)}`)
         }
@@ -95,8 +103,11 @@ export function resourceQuotaPlugin (deps: AdmissionDeps): AdmissionPlugin {
 
   const validating: WriteAdmission = {
     async admit (a) {
-      if (a.subresource !== '' || a.namespace === '' || a.operation === 'DELETE') return
+      if (a.namespace === '') return
       const { group, plural } = a.definition
+      // A quota written here is enforced from this write on: memory does not answer for its namespace until it has seen it.
+      if (group === '' && plural === 'resourcequotas' && a.subresource === '' && !a.ctx.dryRun) lister.fence(a.namespace, a.name)
+      if (a.subresource !== '' || a.operation === 'DELETE') return
       const delta = (n: string): number => {
         const now = charge(group, plural, a.object, n)
         if (a.operation === 'CREATE') return now
@@ -104,16 +115,33 @@ export function resourceQuotaPlugin (deps: AdmissionDeps): AdmissionPlugin {
         return n.startsWith('count/') || n === plural ? 0 : Math.max(0, now - charge(group, plural, a.oldObject ?? {}, n))
       }
       await serial.run(a.namespace, async () => {
-        // From the watch cache on etcd (one etcd read per create, in this per-namespace queue, capped the write rate):
-        // a quota it has not seen yet is missed as kube-apiserver's lister misses it; charges stay exact because each
-        // is a compare-and-swap on the quota, read again from etcd on conflict.
-        const quotas = await listObjects(deps.registry(), '', 'v1', 'resourcequotas', a.namespace, { cached: true })
+        // From memory (QuotaLister: a namespace without quotas costs a map lookup), else from the watch cache on
+        // etcd. Charges stay exact because each is a compare-and-swap on the quota, read again on conflict.
+        const remembered = lister.quotas(a.namespace)
+        const read = async (): Promise<Obj[]> => await listObjects(deps.registry(), '', 'v1', 'resourcequotas', a.namespace, { cached: true })
+        const quotas = remembered ?? await read()
         if (quotas.length === 0) return
-        // Every quota is checked before any is charged: a refused write charges none.
-        const charges = await evaluate(a, quotas, delta)
+        // Every quota is checked before any is charged: a refused write charges none. A refusal from memory is
+        // confirmed against a fresh read (memory may lag a recount that lowered the usage).
+        let charges: Charge[]
+        try {
+          charges = await evaluate(a, quotas as Obj[], delta)
+        } catch (err) {
+          if (remembered === undefined || !isStatusError(err) || err.code !== 403) throw err
+          charges = await evaluate(a, await read(), delta)
+        }
         if (charges.length > 0 && !a.ctx.dryRun) await commit(a, charges, delta)
       })
     }
   }
   return { validating }
+}
+
+/** The lister over this server's own registry, as the API server itself. */
+function defaultLister (deps: AdmissionDeps): QuotaLister {
+  let client: ReturnType<typeof inProcessClient> | undefined
+  return new QuotaLister(() => {
+    client ??= inProcessClient(deps.registry(), 'resourcequota-admission', 'system:apiserver')
+    return client.resource(QUOTAS)
+  }, deps.now)
 }
