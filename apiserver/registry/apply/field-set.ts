@@ -220,6 +220,29 @@ export class FieldSet {
     for (const [pe, c] of other.children) this.child(pe).addAll(c)
   }
 
+  /**
+   * The set as read back from its FieldsV1 tree: without nodes that hold no paths (toFieldsV1 leaves them out, and
+   * walks that visit every child, such as ensureNamedFieldsAreMembers, would see them). This set when it has none.
+   */
+  compact (): FieldSet {
+    let out: FieldSet | undefined
+    for (const [pe, c] of this.children) {
+      const k = c.empty() ? undefined : c.compact()
+      if (k === c) continue
+      out ??= this.shallowCopy()
+      if (k === undefined) out.deleteChild(pe)
+      else out.setChild(pe, k)
+    }
+    return out ?? this
+  }
+
+  private shallowCopy (): FieldSet {
+    const out = new FieldSet()
+    for (const m of this.members) out.addMember(m)
+    for (const [pe, c] of this.children) out.setChild(pe, c)
+    return out
+  }
+
   clone (): FieldSet {
     const out = new FieldSet()
     for (const m of this.members) out.addMember(m)
