@@ -32,6 +32,12 @@ export interface UpdateOptions {
   current?: { kv: KeyValue; object: Obj }
   /** The body holds no unknown fields (server-side apply refused them and merged into the stored object). */
   checkedFields?: boolean
+  /**
+   * `current.object` is what this handler stored after validating it with its schema (a revision its server-side
+   * apply wrote; JSON as stored): the parts of the update equal to it are not schema-validated again (but for
+   * metadata, which changed after validation, and status, which the update shares with the stored object).
+   */
+  validatedCurrent?: boolean
 }
 
 /** PUT on the main resource or on /status. */
@@ -42,6 +48,7 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
   const tracked = opts.tracked === true
   const tracking: Tracking | undefined = tracked ? undefined : { manager: managerOf(ctx), subresource: opts.managerSubresource ?? subresource ?? '' }
   let current = opts.current
+  const validatedCurrent = opts.validatedCurrent === true
   const obj = body.object
   checkTypeMeta(core, obj)
   checkNamespace(core, obj, namespace)
@@ -74,7 +81,8 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
     // An approval write starts like a status write; the strategy keeps only its conditions (strategies/csr.ts).
     const next = subresource === 'status' || subresource === 'approval' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
     if (subresource === 'status' && tracked) metaOf(next).managedFields = metaOf(sent).managedFields
-    await prepareUpdate(core, ctx, next, old, strict, internal, tracking, subresource)
+    const valid = given !== undefined && validatedCurrent ? { ...given.object, metadata: undefined, status: undefined } : undefined
+    await prepareUpdate(core, ctx, next, old, strict, internal, tracking, subresource, valid)
     if (core.admission !== undefined && !internal) {
       await core.admission.admit({ operation: 'UPDATE', definition: core.def, namespace, name, subresource: subresource ?? '', object: next, oldObject: old, ctx })
     }
@@ -107,7 +115,7 @@ interface Tracking { manager: string, subresource: string }
 
 /** System fields from the stored object, immutability and finalizer rules, defaults, strategy, validation. */
 async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj, old: Obj, strict: string[], internal: boolean,
-  tracking: Tracking | undefined, subresource?: 'status' | 'approval'): Promise<void> {
+  tracking: Tracking | undefined, subresource?: 'status' | 'approval', valid?: Obj): Promise<void> {
   const meta = metaOf(next)
   const oldMeta = metaOf(old)
   const errs: StatusCause[] = []
@@ -134,7 +142,7 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
   if (core.mutating !== undefined && !internal) {
     await core.mutating.admit({ operation: 'UPDATE', definition: core.def, namespace: meta.namespace ?? '', name: meta.name ?? '', subresource: subresource ?? '', object: next, oldObject: old, ctx })
   }
-  const fieldErrs = await validationErrors(core, next, old, internal)
+  const fieldErrs = await validationErrors(core, next, old, internal, valid)
   finishValidation(core, meta.name ?? '', strict, fieldErrs)
   if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
   const statusSub = core.def.subresources.status === true

@@ -55,7 +55,8 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
     const kv = attempt === 1 ? current : await core.store.get(key)
     if (kv === undefined && (req.subresource !== undefined || req.mustExist === true)) throw notFound(core.qr, name)
     const live = kv === undefined ? undefined : parseJson(servedBytes(core, kv.value))
-    // The managers of the revision this handler's last apply stored, when it is still the stored one: not decoded again.
+    // What this handler's last apply stored, when it is still the stored revision: its managers (not decoded again),
+    // and that it passed this handler's schema validation as stored (unchanged parts are not validated again).
     const kept = kv === undefined ? undefined : core.revisionManagers.get(key, kv.modRevision)
     if (live !== undefined) metaOf(live).resourceVersion = String(kv?.modRevision)
     if (kv !== undefined && want !== undefined && want !== '' && want !== String(kv.modRevision)) {
@@ -74,7 +75,7 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
         return { ...await createObject(core, writeCtx, namespace, body, { name, tracked: true }), created: true }
       }
       if (want === undefined || want === '') metaOf(body.object).resourceVersion = String(kv?.modRevision)
-      const updated = await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true, current: old, checkedFields: true })
+      const updated = await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true, current: old, checkedFields: true, validatedCurrent: kept !== undefined })
       return keep(core, ctx, key, updated)
     } catch (err) {
       const retry = isStatusError(err) && ((err.code === 409 && err.reason === 'Conflict' && (want === undefined || want === '')) ||

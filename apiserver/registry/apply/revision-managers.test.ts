@@ -1,5 +1,5 @@
 // The managers kept per object revision: the bound, and the same stored objects and answers with them as without
-// them (the slow path decodes managedFields on every apply).
+// them (the slow path decodes managedFields and schema-validates all of the object on every apply).
 
 import t from 'tap'
 import { RevisionManagers } from './revision-managers.js'
@@ -48,6 +48,17 @@ type Step = (deploys: GenericStore, name: string) => Promise<unknown>
 const steps: Step[] = [
   async (d, n) => await d.apply(as('deployer'), 'default', n, deployment(n, 'app:1', { sidecar: true }), false),
   async (d, n) => await d.apply(as('deployer'), 'default', n, deployment(n, 'app:2', { sidecar: true }), false),
+  async (d, n) => { // invalid: refused with the errors of validating everything
+    const config = deployment(n, 'app:2', { sidecar: true }) as any
+    config.spec.template.spec.containers[1].imagePullPolicy = 'Sometimes'
+    config.spec.template.spec.containers[0].ports[0].containerPort = 2 ** 40
+    return await d.apply(as('deployer'), 'default', n, config, false)
+  },
+  async (d, n) => { // invalid: an enum
+    const config = deployment(n, 'app:2', { sidecar: true }) as any
+    config.spec.template.spec.containers[1].imagePullPolicy = 'Sometimes'
+    return await d.apply(as('deployer'), 'default', n, config, false)
+  },
   async (d, n) => await d.apply(as('scaler'), 'default', n, { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: n }, spec: { replicas: 4 } }, false),
   async (d, n) => await d.apply(as('deployer'), 'default', n, deployment(n, 'app:3', { sidecar: true, replicas: 2 }), false), // conflict
   async (d, n) => await d.apply(as('deployer'), 'default', n, deployment(n, 'app:3', { sidecar: true, replicas: 2 }), true),
@@ -103,6 +114,8 @@ t.test('applies with kept managers store and answer exactly what they store and 
   t.equal(withKept, 0, 'none without the cache')
   t.equal(fast.length, steps.length)
   for (let i = 0; i < steps.length; i++) t.equal(fast[i], slow[i], `step ${i + 1}`)
-  t.match(fast[3], /"code":409/, 'the sequence meets a conflict')
-  t.notMatch(fast[5], /proxy:1/, 'and a prune')
+  t.match(fast[2], /"code":400.*int32/, 'the sequence meets a schema type error')
+  t.match(fast[3], /"code":422.*Sometimes/, 'a schema enum error')
+  t.match(fast[5], /"code":409/, 'a conflict')
+  t.notMatch(fast[7], /proxy:1/, 'and a prune')
 })

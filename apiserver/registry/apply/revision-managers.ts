@@ -1,6 +1,7 @@
 // The managers of the object revision each server-side apply last stored, per object key, kept decoded: the next
 // apply to that object, when it finds that revision still stored, starts from them instead of decoding its
-// managedFields again. Bounded (least recently used first out); an entry serves only its own revision.
+// managedFields again. An entry also tells that the revision is one this handler validated with its schema and stored.
+// Bounded (least recently used first out); an entry serves only its own revision.
 
 import type { WrittenManagers } from './written-managers.js'
 
@@ -22,7 +23,10 @@ export class RevisionManagers {
     return hit.managers
   }
 
-  /** `managers` are the decoding of the managedFields stored at `revision` of `key` (FieldManager.writtenManagers). */
+  /**
+   * `managers` are the decoding of the managedFields stored at `revision` of `key` (FieldManager.writtenManagers), a
+   * revision this handler's apply validated and stored.
+   */
   put (key: string, revision: number, managers: WrittenManagers): void {
     if (this.capacity <= 0) return
     this.entries.delete(key)
