@@ -225,15 +225,21 @@ export class FieldSet {
    * walks that visit every child, such as ensureNamedFieldsAreMembers, would see them). This set when it has none.
    */
   compact (): FieldSet {
+    return this.compacted() ?? (this.members.size === 0 && this.children.size === 0 ? this : new FieldSet())
+  }
+
+  /** compact in one walk: undefined when the set holds no paths at all. */
+  private compacted (): FieldSet | undefined {
     let out: FieldSet | undefined
     for (const [pe, c] of this.children) {
-      const k = c.empty() ? undefined : c.compact()
+      const k = c.compacted()
       if (k === c) continue
       out ??= this.shallowCopy()
       if (k === undefined) out.deleteChild(pe)
       else out.setChild(pe, k)
     }
-    return out ?? this
+    const s = out ?? this
+    return s.members.size === 0 && s.children.size === 0 ? undefined : s
   }
 
   private shallowCopy (): FieldSet {

@@ -34,6 +34,8 @@ interface Recorded {
 export class WrittenManagedFields {
   /** By the entries array handed out; gone with it. */
   private readonly written = new WeakMap<object, Recorded[]>()
+  /** Sets known to be compact (FieldSet.compact returns them as they are): a manager's set is met again write after write. */
+  private readonly compacted = new WeakSet<FieldSet>()
 
   /** `entries` were just encoded from `sets` (the same order). */
   record (entries: ManagedFieldsEntry[], sets: FieldSet[]): void {
@@ -68,13 +70,20 @@ export class WrittenManagedFields {
       if (e.fieldsType !== undefined && e.fieldsType !== '' && e.fieldsType !== 'FieldsV1') return undefined
       entries.push({
         id: managerId(e.manager ?? '', e.operation, e.apiVersion ?? '', e.subresource ?? ''),
-        set: r.set.compact(),
+        set: this.compact(r.set),
         apiVersion: e.apiVersion ?? '',
         applied: e.operation === 'Apply',
         time: typeof e.time === 'string' ? e.time : undefined
       })
     }
     return { entries }
+  }
+
+  private compact (set: FieldSet): FieldSet {
+    if (this.compacted.has(set)) return set
+    const out = set.compact()
+    this.compacted.add(out)
+    return out
   }
 }
 
