@@ -106,19 +106,18 @@ export class FieldSet {
     return out
   }
 
+  /** The same paths (nodes without paths below them count as absent). */
   equals (other: FieldSet): boolean {
+    if (this === other) return true
     if (this.members.size !== other.members.size) return false
     for (const m of this.members) if (!other.members.has(m)) return false
-    let mine = 0
+    // One pass per side: a child is compared with its namesake, or must be empty when the other side has none.
     for (const [pe, c] of this.children) {
-      if (c.empty()) continue
-      mine++
       const o = other.children.get(pe)
-      if (o === undefined || !c.equals(o)) return false
+      if (o === undefined ? !c.empty() : !c.equals(o)) return false
     }
-    let theirs = 0
-    for (const c of other.children.values()) if (!c.empty()) theirs++
-    return mine === theirs
+    for (const [pe, o] of other.children) if (!this.children.has(pe) && !o.empty()) return false
+    return true
   }
 
   /**

@@ -105,3 +105,32 @@ t.test('compact leaves out nodes without paths, and returns a set without any as
   t.same(dump(compacted), dump(clean))
   t.ok(withEmpty.children.has('f:d'), 'the set itself is left as it was')
 })
+
+t.test('equals: the same paths, whatever empty nodes either side holds', async t => {
+  const paths = [['f:a'], ['f:b', 'f:c'], ['f:b', 'f:d', 'f:e'], ['f:f', 'k:{"name":"x"}']]
+  // Every pair of subsets of the paths, with and without empty nodes added: equal exactly when the path lists are.
+  const subsets: string[][][] = []
+  for (let mask = 0; mask < 1 << paths.length; mask++) subsets.push(paths.filter((_, i) => (mask & (1 << i)) !== 0))
+  const withEmpty = (ps: string[][], empty: boolean): FieldSet => {
+    const s = FieldSet.of(ps)
+    if (empty) { s.child('f:z').child('f:y'); s.child('f:b').child('f:w') }
+    return s
+  }
+  let checked = 0
+  for (const p of subsets) {
+    for (const q of subsets) {
+      const same = JSON.stringify(p) === JSON.stringify(q)
+      for (const ep of [false, true]) {
+        for (const eq of [false, true]) {
+          const a = withEmpty(p, ep)
+          const b = withEmpty(q, eq)
+          if (a.equals(b) !== same || b.equals(a) !== same) t.fail(`${JSON.stringify(p)} ${ep} vs ${JSON.stringify(q)} ${eq}`)
+          checked++
+        }
+      }
+    }
+  }
+  t.equal(checked, 4 * 16 * 16)
+  const s = FieldSet.of(paths)
+  t.ok(s.equals(s))
+})
