@@ -9,6 +9,7 @@ import type { Strategy } from './strategy.js'
 import { FieldManager } from './apply/field-manager.js'
 import { mergeTypeOf } from './apply/schema-types.js'
 import { RecentNoopApplies } from './apply/recent-noops.js'
+import { RevisionManagers } from './apply/revision-managers.js'
 import type { MutatingAdmission, WriteAdmission } from './admission.js'
 import { conversionOf, type Conversion } from './conversions/index.js'
 import type { Obj } from './object-meta.js'
@@ -48,18 +49,21 @@ export interface ResourceCore {
   fieldManager: FieldManager
   /** Applies found to change nothing, so their repeats skip the merge. */
   noopApplies: RecentNoopApplies
+  /** The managers of the revisions server-side applies last stored, so the next apply to one skips decoding them. */
+  revisionManagers: RevisionManagers
   /** The WatchList feature gate: watches may ask for sendInitialEvents (alpha in v1.29, off by default). */
   watchList?: boolean
   /** The upstream group names are served too: the initial-events-end bookmark carries Kubernetes' annotation as well. */
   upstreamAliases?: boolean
 }
 
-export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'convert' | 'fields' | 'fieldManager' | 'noopApplies'>): ResourceCore {
+export function makeCore (p: Omit<ResourceCore, 'qr' | 'apiVersion' | 'storedApiVersion' | 'convert' | 'fields' | 'fieldManager' | 'noopApplies' | 'revisionManagers'>): ResourceCore {
   const gv = (v: string): string => p.def.group === '' ? v : `${p.def.group}/${v}`
   const storageGroup = p.def.storageGroup ?? p.def.group
   return {
     ...p,
     noopApplies: new RecentNoopApplies(),
+    revisionManagers: new RevisionManagers(),
     fieldManager: new FieldManager({
       type: mergeTypeOf(p.def),
       apiVersion: gv(p.def.version),

@@ -32,12 +32,23 @@ export interface UpdateOptions {
   current?: { kv: KeyValue; object: Obj }
   /** The body holds no unknown fields (server-side apply refused them and merged into the stored object). */
   checkedFields?: boolean
+  /**
+   * `current.object` is what this handler stored after validating it with its schema (a revision its server-side
+   * apply wrote; JSON as stored): the parts of the update equal to it are not schema-validated again (but for
+   * metadata, which changed after validation, and status, which the update shares with the stored object).
+   */
+  validatedCurrent?: boolean
 }
 
 /** PUT on the main resource or on /status. */
 export async function updateObject (core: ResourceCore, ctx: RequestContext, namespace: string, name: string,
   body: DecodedObject, subresource: 'status' | 'approval' | undefined, opts: UpdateOptions = {}): Promise<UpdateResult> {
   const internal = opts.internal === true
+  // Read from `opts` once, so the write's wait does not hold the stored object given (`opts.current`): see `given`.
+  const tracked = opts.tracked === true
+  const tracking: Tracking | undefined = tracked ? undefined : { manager: managerOf(ctx), subresource: opts.managerSubresource ?? subresource ?? '' }
+  let current = opts.current
+  const validatedCurrent = opts.validatedCurrent === true
   const obj = body.object
   checkTypeMeta(core, obj)
   checkNamespace(core, obj, namespace)
@@ -53,7 +64,10 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
   const pristine = wantRv === undefined ? cloneJson(obj) : undefined
   for (let attempt = 1; ; attempt++) {
     const sent = attempt === 1 || pristine === undefined ? obj : cloneJson(pristine)
-    const given = attempt === 1 ? opts.current : undefined
+    // Used once: nothing left referring to the stored object (a copy as large as the object) while the write waits
+    // for its commit, so the many writes in flight do not keep their copies alive through young-generation GCs.
+    const given = attempt === 1 ? current : undefined
+    current = undefined
     const cur = given?.kv ?? await core.store.get(key)
     if (cur === undefined) {
       if (core.def.allowCreateOnUpdate && subresource === undefined && wantRv === undefined) {
@@ -66,11 +80,9 @@ export async function updateObject (core: ResourceCore, ctx: RequestContext, nam
     const old = given?.object ?? servedObject(core, parseJson(cur.value))
     // An approval write starts like a status write; the strategy keeps only its conditions (strategies/csr.ts).
     const next = subresource === 'status' || subresource === 'approval' ? withStatusOf(old, sent) : withStoredStatus(core, sent, old)
-    if (subresource === 'status' && opts.tracked === true) metaOf(next).managedFields = metaOf(sent).managedFields
-    const track = (): void => {
-      if (opts.tracked !== true) core.fieldManager.update(old, next, managerOf(ctx), opts.managerSubresource ?? subresource ?? '')
-    }
-    await prepareUpdate(core, ctx, next, old, strict, internal, track, subresource)
+    if (subresource === 'status' && tracked) metaOf(next).managedFields = metaOf(sent).managedFields
+    const valid = given !== undefined && validatedCurrent ? { ...given.object, metadata: undefined, status: undefined } : undefined
+    await prepareUpdate(core, ctx, next, old, strict, internal, tracking, subresource, valid)
     if (core.admission !== undefined && !internal) {
       await core.admission.admit({ operation: 'UPDATE', definition: core.def, namespace, name, subresource: subresource ?? '', object: next, oldObject: old, ctx })
     }
@@ -98,9 +110,12 @@ function withStoredStatus (core: ResourceCore, next: Obj, old: Obj): Obj {
   return next
 }
 
+/** The managed-fields entry a write records (undefined: managed fields are already set, as by server-side apply). */
+interface Tracking { manager: string, subresource: string }
+
 /** System fields from the stored object, immutability and finalizer rules, defaults, strategy, validation. */
 async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj, old: Obj, strict: string[], internal: boolean,
-  track: () => void, subresource?: 'status' | 'approval'): Promise<void> {
+  tracking: Tracking | undefined, subresource?: 'status' | 'approval', valid?: Obj): Promise<void> {
   const meta = metaOf(next)
   const oldMeta = metaOf(old)
   const errs: StatusCause[] = []
@@ -122,12 +137,12 @@ async function prepareUpdate (core: ResourceCore, ctx: RequestContext, next: Obj
     }
   }
   defaultObject(core, next)
-  track()
+  if (tracking !== undefined) core.fieldManager.update(old, next, tracking.manager, tracking.subresource)
   await core.strategy.prepareForUpdate?.(next, old, { ctx, now: core.clock.now(), internal, subresource })
   if (core.mutating !== undefined && !internal) {
     await core.mutating.admit({ operation: 'UPDATE', definition: core.def, namespace: meta.namespace ?? '', name: meta.name ?? '', subresource: subresource ?? '', object: next, oldObject: old, ctx })
   }
-  const fieldErrs = await validationErrors(core, next, old, internal)
+  const fieldErrs = await validationErrors(core, next, old, internal, valid)
   finishValidation(core, meta.name ?? '', strict, fieldErrs)
   if (errs.length > 0) throw invalid(core.def.group, core.def.kind, meta.name ?? '', errs)
   const statusSub = core.def.subresources.status === true

@@ -63,9 +63,12 @@ export function defaultObject (core: ResourceCore, obj: Obj): void {
   applyDefaults(core.def, obj)
 }
 
-/** Schema, metadata and strategy errors of an object about to be stored. */
-export async function validationErrors (core: ResourceCore, obj: Obj, old?: Obj, internal = false): Promise<FieldError[]> {
-  const errs: FieldError[] = [...validateObject(core.def, obj)]
+/**
+ * Schema, metadata and strategy errors of an object about to be stored. `valid`: a value this kind's schema validation
+ * accepted (parts of `obj` equal to its parts are not schema-validated again; validateObject).
+ */
+export async function validationErrors (core: ResourceCore, obj: Obj, old?: Obj, internal = false, valid?: Obj): Promise<FieldError[]> {
+  const errs: FieldError[] = [...validateObject(core.def, obj, valid)]
   errs.push(...validateObjectMeta(metaOf(obj), { namespaced: core.def.namespaced, isCreate: old === undefined, nameValidation: core.def.nameValidation }))
   if (core.strategy.validate) errs.push(...await core.strategy.validate(obj))
   if (old !== undefined && core.strategy.validateUpdate) errs.push(...core.strategy.validateUpdate(obj, old, internal))

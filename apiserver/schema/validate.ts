@@ -6,12 +6,18 @@
 import { createResolver, resolverFor, type SchemaResolver } from './resolve.js'
 import * as fe from './field-errors.js'
 import type { FieldError, ResourceDefinition, StructuralSchema } from './types.js'
+import { sameJsonApart } from './json-equal.js'
 
 interface Ctx { r: SchemaResolver; nullIsAbsent: boolean; errors: FieldError[] }
 
-export function validateObject (def: ResourceDefinition, obj: unknown): FieldError[] {
+/**
+ * `valid`: a value this validation of `def` accepted, unchanged since. A member or item of `obj` the same JSON as
+ * `valid`'s at the same place, held apart from it, is valid too (a node's errors depend on its value and schema alone)
+ * and is not walked again; the rest is.
+ */
+export function validateObject (def: ResourceDefinition, obj: unknown, valid?: unknown): FieldError[] {
   const ctx: Ctx = { r: resolverFor(def), nullIsAbsent: def.custom === undefined, errors: [] }
-  validateNode(ctx, obj, def.schema, '')
+  validateNode(ctx, obj, def.schema, '', valid)
   return ctx.errors
 }
 
@@ -36,7 +42,8 @@ function typeError (path: string, want: string, actual: string): FieldError {
   return fe.typeInvalid(path, actual, `${inBody(path)} must be of type ${want}: ${JSON.stringify(actual)}`)
 }
 
-function validateNode (ctx: Ctx, value: unknown, node: StructuralSchema, path: string): void {
+/** `valid`: the value at this place in a value known valid (validateObject), undefined when none. */
+function validateNode (ctx: Ctx, value: unknown, node: StructuralSchema, path: string, valid?: unknown): void {
   const s = ctx.r.resolve(node)
   if (value === null || value === undefined) {
     if (ctx.nullIsAbsent || s.nullable === true) return
@@ -53,8 +60,8 @@ function validateNode (ctx: Ctx, value: unknown, node: StructuralSchema, path: s
   }
   if (typeof value === 'string') checkString(ctx, value, s, path)
   else if (typeof value === 'number') checkNumber(ctx, value, s, path)
-  else if (Array.isArray(value)) checkArray(ctx, value, s, path)
-  else if (typeof value === 'object') checkObject(ctx, value as Record<string, unknown>, s, path)
+  else if (Array.isArray(value)) checkArray(ctx, value, s, path, valid)
+  else if (typeof value === 'object') checkObject(ctx, value as Record<string, unknown>, s, path, valid)
   runCombinators(ctx, value, s, path)
 }
 
@@ -157,12 +164,20 @@ function checkNumber (ctx: Ctx, value: number, s: StructuralSchema, path: string
   }
 }
 
-function checkArray (ctx: Ctx, value: unknown[], s: StructuralSchema, path: string): void {
+function checkArray (ctx: Ctx, value: unknown[], s: StructuralSchema, path: string, valid: unknown): void {
   if (s.maxItems !== undefined && value.length > s.maxItems) ctx.errors.push(fe.tooMany(path, value.length, s.maxItems))
   if (s.minItems !== undefined && value.length < s.minItems) {
     ctx.errors.push(fe.invalid(path, value.length, `${inBody(path)} should have at least ${s.minItems} items`))
   }
-  if (s.items !== undefined) value.forEach((item, i) => validateNode(ctx, item, s.items as StructuralSchema, fe.index(path, i)))
+  if (s.items !== undefined) {
+    // The accepted value's own list (not this one, shared): nothing below a shared object is vouched for.
+    const was = Array.isArray(valid) && valid !== value ? valid : undefined
+    value.forEach((item, i) => {
+      const before = was !== undefined && i < was.length ? was[i] as unknown : undefined
+      if (before !== undefined && sameJsonApart(item, before)) return
+      validateNode(ctx, item, s.items as StructuralSchema, fe.index(path, i), before)
+    })
+  }
   const listType = s['x-orch-list-type']
   if (listType === 'set' || (s.uniqueItems === true && listType !== 'map')) checkSet(ctx, value, path)
   else if (listType === 'map') checkMapList(ctx, value, s['x-orch-list-map-keys'] ?? [], path)
@@ -193,7 +208,7 @@ function checkMapList (ctx: Ctx, value: unknown[], keys: string[], path: string)
   })
 }
 
-function checkObject (ctx: Ctx, value: Record<string, unknown>, s: StructuralSchema, path: string): void {
+function checkObject (ctx: Ctx, value: Record<string, unknown>, s: StructuralSchema, path: string, valid: unknown): void {
   for (const name of s.required ?? []) {
     const v = value[name]
     if (v === undefined || (v === null && ctx.nullIsAbsent)) ctx.errors.push(fe.required(fe.child(path, name)))
@@ -209,10 +224,13 @@ function checkObject (ctx: Ctx, value: Record<string, unknown>, s: StructuralSch
     }
   }
   const extra = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined
+  const was = valid !== null && typeof valid === 'object' && !Array.isArray(valid) && valid !== value ? valid as Record<string, unknown> : undefined
   for (const [name, v] of Object.entries(value)) {
+    const before = was !== undefined && Object.prototype.hasOwnProperty.call(was, name) ? was[name] : undefined
+    if (before !== undefined && sameJsonApart(v, before)) continue
     const prop = s.properties?.[name]
-    if (prop !== undefined) validateNode(ctx, v, prop, fe.child(path, name))
-    else if (extra !== undefined) validateNode(ctx, v, extra, fe.key(path, name))
+    if (prop !== undefined) validateNode(ctx, v, prop, fe.child(path, name), before)
+    else if (extra !== undefined) validateNode(ctx, v, extra, fe.key(path, name), before)
   }
 }
 

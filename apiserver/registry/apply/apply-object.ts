@@ -55,13 +55,16 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
     const kv = attempt === 1 ? current : await core.store.get(key)
     if (kv === undefined && (req.subresource !== undefined || req.mustExist === true)) throw notFound(core.qr, name)
     const live = kv === undefined ? undefined : parseJson(servedBytes(core, kv.value))
+    // What this handler's last apply stored, when it is still the stored revision: its managers (not decoded again),
+    // and that it passed this handler's schema validation as stored (unchanged parts are not validated again).
+    const kept = kv === undefined ? undefined : core.revisionManagers.get(key, kv.modRevision)
     if (live !== undefined) metaOf(live).resourceVersion = String(kv?.modRevision)
     if (kv !== undefined && want !== undefined && want !== '' && want !== String(kv.modRevision)) {
       throw conflict(core.qr, name, CONFLICT_MESSAGE)
     }
     // The stored object for the update path, copied before the merge shares parts of `live` with what it returns.
     const old = live === undefined || kv === undefined ? undefined : { kv, object: cloneJson(live) }
-    const next = core.fieldManager.apply(live, config, manager, req.force, req.subresource, sub)
+    const next = core.fieldManager.apply(live, config, manager, req.force, req.subresource, sub, kept)
     if (next === undefined && live !== undefined && kv !== undefined) {
       core.noopApplies.remember(key, kv.modRevision, manager, sub, req.force, digest())
       return { bytes: servedBytes(core, kv.value), object: live, created: false }
@@ -72,7 +75,8 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
         return { ...await createObject(core, writeCtx, namespace, body, { name, tracked: true }), created: true }
       }
       if (want === undefined || want === '') metaOf(body.object).resourceVersion = String(kv?.modRevision)
-      return await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true, current: old, checkedFields: true })
+      const updated = await updateObject(core, writeCtx, namespace, name, body, req.subresource, { tracked: true, current: old, checkedFields: true, validatedCurrent: kept !== undefined })
+      return keep(core, ctx, key, updated)
     } catch (err) {
       const retry = isStatusError(err) && ((err.code === 409 && err.reason === 'Conflict' && (want === undefined || want === '')) ||
         (err.code === 409 && err.reason === 'AlreadyExists'))
@@ -80,6 +84,19 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
       throw err
     }
   }
+}
+
+/**
+ * Keeps the managers of what an apply's update stored for the next apply. The update's result object is what the
+ * update path serialized as the stored bytes (when this handler serves the stored version), so managedFields the
+ * field manager encoded and finds unchanged there are the ones stored at its resourceVersion.
+ */
+function keep (core: ResourceCore, ctx: RequestContext, key: string, updated: ObjectResult & { created: boolean }): ObjectResult & { created: boolean } {
+  if (ctx.dryRun || core.apiVersion !== core.storedApiVersion) return updated
+  const revision = Number(metaOf(updated.object).resourceVersion)
+  const managers = core.fieldManager.writtenManagers(updated.object)
+  if (Number.isSafeInteger(revision) && managers !== undefined) core.revisionManagers.put(key, revision, managers)
+  return updated
 }
 
 /** What kube-apiserver refuses before merging: managedFields, a wrong apiVersion/kind/name, unknown fields. */

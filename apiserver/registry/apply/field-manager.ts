@@ -14,6 +14,7 @@ import type { MergeType } from './merge-type.js'
 import { compare, toFieldSet } from './typed-sets.js'
 import { createdFieldsV1, type CreatedFieldsFilter } from './created-fields.js'
 import { ApplyConflicts, Updater, type Conflict } from './updater.js'
+import { decodedFromWritten, WrittenManagedFields, type WrittenManagers } from './written-managers.js'
 import { cloneJson } from '../patch/json-pointer.js'
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
@@ -47,6 +48,8 @@ export class FieldManager {
   /** The last timestamp made and the second it stands for. */
   private stamp = ''
   private stampSecond = NaN
+  /** The entries this field manager encoded, with their sets (see writtenManagers). */
+  private readonly written = new WrittenManagedFields()
 
   constructor (private readonly o: FieldManagerOptions) {
     // What a write may own: never system metadata, and with a status subresource, status only through /status.
@@ -108,10 +111,13 @@ export class FieldManager {
    * Server-side apply of `config` by `manager` onto `live` (undefined: create); `entrySubresource` names the
    * subresource the entry records when it differs (`scale` applies the main object). Returns the object to write with its
    * managedFields, or undefined when nothing would change (a no-op apply writes nothing). Throws a 409 on conflicts.
+   * `written`: writtenManagers of the object `live` is a copy of (its managedFields are then not decoded again).
    */
-  apply (live: Obj | undefined, config: Obj, manager: string, force: boolean, subresource = '', entrySubresource = subresource): Obj | undefined {
+  apply (live: Obj | undefined, config: Obj, manager: string, force: boolean, subresource = '', entrySubresource = subresource,
+    written?: WrittenManagers): Obj | undefined {
     const base: Obj = live ?? {}
-    const decoded = this.decodeOr(metadata(base).managedFields, undefined, true)
+    const known = written === undefined ? undefined : decodedFromWritten(written, metadata(base).managedFields)
+    const decoded = known ?? this.decodeOr(metadata(base).managedFields, undefined, true)
     const id = managerId(manager, 'Apply', this.o.apiVersion, entrySubresource)
     const updater = this.updater(subresource)
     const liveBare = bare(base)
@@ -139,6 +145,14 @@ export class FieldManager {
     this.store(out, { managers: result.managers, times: decoded.times })
     if (live !== undefined && result.object === undefined && sameManagedFields(out, live)) return undefined
     return out
+  }
+
+  /**
+   * The decoded managedFields of `obj` when they are entries this field manager encoded and handed out unchanged (as in
+   * the object a write stored): what decoding them would give, kept for a later apply to a copy of `obj`.
+   */
+  writtenManagers (obj: Obj): WrittenManagers | undefined {
+    return this.written.find(metadata(obj).managedFields)
   }
 
   private updater (subresource: string): Updater {
@@ -172,10 +186,14 @@ export class FieldManager {
 
   private store (obj: Obj, d: DecodedManagedFields): void {
     capUpdateManagers(d)
-    const entries = encodeManagedFields(d)
+    const sets: FieldSet[] = []
+    const entries = encodeManagedFields(d, sets)
     const meta = metadata(obj)
     if (entries.length === 0) delete meta.managedFields
-    else meta.managedFields = entries
+    else {
+      meta.managedFields = entries
+      this.written.record(entries, sets)
+    }
   }
 
   private timestamp (): string {

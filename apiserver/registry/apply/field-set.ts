@@ -106,19 +106,18 @@ export class FieldSet {
     return out
   }
 
+  /** The same paths (nodes without paths below them count as absent). */
   equals (other: FieldSet): boolean {
+    if (this === other) return true
     if (this.members.size !== other.members.size) return false
     for (const m of this.members) if (!other.members.has(m)) return false
-    let mine = 0
+    // One pass per side: a child is compared with its namesake, or must be empty when the other side has none.
     for (const [pe, c] of this.children) {
-      if (c.empty()) continue
-      mine++
       const o = other.children.get(pe)
-      if (o === undefined || !c.equals(o)) return false
+      if (o === undefined ? !c.empty() : !c.equals(o)) return false
     }
-    let theirs = 0
-    for (const c of other.children.values()) if (!c.empty()) theirs++
-    return mine === theirs
+    for (const [pe, o] of other.children) if (!this.children.has(pe) && !o.empty()) return false
+    return true
   }
 
   /**
@@ -218,6 +217,35 @@ export class FieldSet {
   private addAll (other: FieldSet): void {
     for (const m of other.members) this.addMember(m)
     for (const [pe, c] of other.children) this.child(pe).addAll(c)
+  }
+
+  /**
+   * The set as read back from its FieldsV1 tree: without nodes that hold no paths (toFieldsV1 leaves them out, and
+   * walks that visit every child, such as ensureNamedFieldsAreMembers, would see them). This set when it has none.
+   */
+  compact (): FieldSet {
+    return this.compacted() ?? (this.members.size === 0 && this.children.size === 0 ? this : new FieldSet())
+  }
+
+  /** compact in one walk: undefined when the set holds no paths at all. */
+  private compacted (): FieldSet | undefined {
+    let out: FieldSet | undefined
+    for (const [pe, c] of this.children) {
+      const k = c.compacted()
+      if (k === c) continue
+      out ??= this.shallowCopy()
+      if (k === undefined) out.deleteChild(pe)
+      else out.setChild(pe, k)
+    }
+    const s = out ?? this
+    return s.members.size === 0 && s.children.size === 0 ? undefined : s
+  }
+
+  private shallowCopy (): FieldSet {
+    const out = new FieldSet()
+    for (const m of this.members) out.addMember(m)
+    for (const [pe, c] of this.children) out.setChild(pe, c)
+    return out
   }
 
   clone (): FieldSet {

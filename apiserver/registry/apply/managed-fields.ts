@@ -89,9 +89,13 @@ export function decodeManagedFields (value: unknown, trusted = false): DecodedMa
   return { managers, times }
 }
 
-/** The entries for `managers`, in Kubernetes' order: Apply before Update, then by time, manager, version, subresource. */
-export function encodeManagedFields ({ managers, times }: DecodedManagedFields): ManagedFieldsEntry[] {
+/**
+ * The entries for `managers`, in Kubernetes' order: Apply before Update, then by time, manager, version, subresource.
+ * `sets`, when given, receives the set each entry was encoded from, in the entries' order.
+ */
+export function encodeManagedFields ({ managers, times }: DecodedManagedFields, sets?: FieldSet[]): ManagedFieldsEntry[] {
   const entries: ManagedFieldsEntry[] = []
+  const from = sets === undefined ? undefined : new Map<ManagedFieldsEntry, FieldSet>()
   for (const [id, m] of managers) {
     if (m.set.empty()) continue
     const key = idFields(id)
@@ -105,8 +109,11 @@ export function encodeManagedFields ({ managers, times }: DecodedManagedFields):
     e.fieldsV1 = m.encoded ?? m.set.toFieldsV1()
     if (key.subresource !== undefined && key.subresource !== '') e.subresource = key.subresource
     entries.push(e)
+    from?.set(e, m.set)
   }
-  return entries.sort(compareEntries)
+  entries.sort(compareEntries)
+  if (sets !== undefined && from !== undefined) for (const e of entries) sets.push(from.get(e) as FieldSet)
+  return entries
 }
 
 /** Manager and subresource of identifiers already read (an object has few managers, met on every write). Bounded. */

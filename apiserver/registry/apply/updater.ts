@@ -33,6 +33,12 @@ export class ApplyConflicts extends Error {
 
 export class Updater {
   /**
+   * Sets found to need no change for this updater's schema. Sets are never changed once they are a manager's (every
+   * operation makes a new one), and a kept revision's managers meet the same sets apply after apply.
+   */
+  private readonly reconciled = new WeakSet<FieldSet>()
+
+  /**
    * `filter` removes the fields the write may not own (system metadata, those the kind's strategy resets); it may
    * change the set it is given (always one made for the call) and returns the result.
    */
@@ -78,8 +84,12 @@ export class Updater {
   private reconcile (managers: Managers): Managers {
     let out: Managers | undefined
     for (const [id, m] of managers) {
+      if (this.reconciled.has(m.set)) continue
       const set = reconcileWithSchema(m.set, this.type)
-      if (set === undefined) continue
+      if (set === undefined) {
+        this.reconciled.add(m.set)
+        continue
+      }
       out ??= new Map(managers)
       out.set(id, { set, apiVersion: m.apiVersion, applied: m.applied })
     }
