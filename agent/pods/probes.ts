@@ -1,7 +1,7 @@
 // Liveness, readiness and startup probes: httpGet, tcpSocket and exec, with Kubernetes' thresholds and timing.
 
 import { connect } from 'node:net'
-import { Agent, request } from 'undici'
+import { Agent, request } from '../../apiserver/client/undici-core.js'
 import type { Container, Probe } from './pod-types.js'
 import { RuntimeError } from '../runtime/runtime.js'
 

@@ -1,6 +1,6 @@
 // A REST client of the API server shared by the orchlet and the controllers: every call through undici, rate limited, Status errors typed.
 
-import { Pool } from 'undici'
+import { Pool } from './undici-core.js'
 import type { Connection } from './kubeconfig.js'
 import { createTokenBucket, type RateLimiter, type Clock, systemClock } from './rate-limiter.js'
 

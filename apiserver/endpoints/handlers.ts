@@ -139,7 +139,7 @@ export async function serveResource (env: ResourceEnv, req: IncomingMessage, res
   const routed = route(env, info)
   if ('code' in routed) throw routed
   const isRead = info.verb === 'get' || info.verb === 'list' || info.verb === 'watch'
-  const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: protobufFor(env, routed.def, routed.subresource) })
+  const negotiated = negotiateResponse(req.headers.accept, { allowTable: isRead, protobuf: () => protobufFor(env, routed.def, routed.subresource) })
   if ('code' in negotiated) throw negotiated
   if (negotiated.form === 'protobuf') requestNotes(req).protobufErrors = negotiated.messages
   const media = negotiated.form === 'table' ? { ...negotiated, includeObject: includeObjectOf(url.searchParams.get('includeObject')) } : negotiated

@@ -33,6 +33,21 @@ t.test('protobuf is picked under both names when the kind has messages, skipped 
   t.ok(refused instanceof StatusError && refused.code === 406)
 })
 
+t.test('protobuf given as a function answers as given as a value, and is asked only when it decides', async t => {
+  const protobuf = new Messages()
+  const accepts = [undefined, '*/*', 'application/json', 'application/yaml', 'text/html', 'application/vnd.kubernetes.protobuf',
+    'application/vnd.orch.protobuf, application/json', 'application/json;as=Table;v=v1;g=meta.k8s.io, application/vnd.kubernetes.protobuf']
+  for (const accept of accepts) {
+    for (const given of [protobuf, undefined]) {
+      let asked = 0
+      const lazy = negotiateResponse(accept, { allowTable: true, protobuf: () => { asked++; return given } })
+      const eager = negotiateResponse(accept, { allowTable: true, protobuf: given })
+      t.same(lazy, eager, `${String(accept)} with${given === undefined ? 'out' : ''} messages`)
+      if (!String(accept).includes('protobuf') && !(eager instanceof StatusError)) t.equal(asked, 0, `${String(accept)}: not asked`)
+    }
+  }
+})
+
 t.test('answers 406 when nothing acceptable is served', async t => {
   for (const a of ['application/vnd.orch.protobuf', 'text/html', 'application/json;as=Table;v=v1;g=other.io']) {
     const r = negotiateResponse(a, { allowTable: true })

@@ -87,12 +87,16 @@ function isJsonLike (r: MediaRange): boolean {
 
 /**
  * Picks the first acceptable form for a resource response. `allowTable` is false for writes (Table is a read view);
- * `protobuf` is given for kinds with a protobuf message (built-ins; custom resources get 406 for protobuf alone).
+ * `protobuf` is given for kinds with a protobuf message (built-ins; custom resources get 406 for protobuf alone); as a
+ * function it is asked only when the answer matters (a protobuf range, or a 406), so JSON requests never consult the
+ * message table.
  */
-export function negotiateResponse (accept: string | undefined, opts: { allowTable: boolean; protobuf?: Messages }): ResponseMedia | StatusError {
+export function negotiateResponse (accept: string | undefined, opts: { allowTable: boolean; protobuf?: Messages | (() => Messages | undefined) }): ResponseMedia | StatusError {
+  const protobuf = (): Messages | undefined => typeof opts.protobuf === 'function' ? opts.protobuf() : opts.protobuf
   for (const r of parseAccept(accept)) {
     if (r.type === 'application' && PROTOBUF_SUBTYPES.has(r.subtype) && r.params.as === undefined) {
-      if (opts.protobuf !== undefined) return { form: 'protobuf', messages: opts.protobuf, contentType: `application/${r.subtype}` }
+      const messages = protobuf()
+      if (messages !== undefined) return { form: 'protobuf', messages, contentType: `application/${r.subtype}` }
       continue
     }
     const as = r.params.as
@@ -108,7 +112,7 @@ export function negotiateResponse (accept: string | undefined, opts: { allowTabl
     if (r.type === 'application' && r.subtype === 'yaml') return { form: 'yaml' }
     if (isJsonLike(r)) return { form: 'json' }
   }
-  return notAcceptable(opts.protobuf === undefined ? SERVED_MEDIA_TYPES : SERVED_MEDIA_TYPES_PROTOBUF)
+  return notAcceptable(protobuf() === undefined ? SERVED_MEDIA_TYPES : SERVED_MEDIA_TYPES_PROTOBUF)
 }
 
 /** For non-resource JSON documents (discovery, OpenAPI, version): JSON or 406. */

@@ -5,7 +5,8 @@
 // connection is encrypted but the node unauthenticated. The proxy presents the API server's orchlet-client pair.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Agent, errors as undiciErrors, request, type Dispatcher } from 'undici'
+import { Agent, errors as undiciErrors, request } from '../client/undici-core.js'
+import type { Dispatcher } from 'undici'
 import type { TargetTls } from '../egress/egress.js'
 import { badRequest, invalid, StatusError, type StatusCause } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'

@@ -6,7 +6,8 @@
 // as kube-apiserver's proxy does. Hop-by-hop headers and the client's credentials are not forwarded.
 
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici'
+import { Agent, errors as undiciErrors } from '../client/undici-core.js'
+import type { Dispatcher } from 'undici'
 import type { TargetTls } from '../egress/egress.js'
 import { methodNotAllowed, pathNotFound, StatusError } from '../errors/status-error.js'
 import type { Registry, RequestContext } from '../registry/types.js'

@@ -4,7 +4,7 @@
 // own usageNanoCores depends on who asked before), memory is the working set of the latest scrape. Scrapes run every
 // `resolutionMs` once someone asked for metrics, and a first request waits for two scrapes so it is never empty.
 
-import { Agent, request } from 'undici'
+import { Agent, request } from '../client/undici-core.js'
 import type { OrchletTls } from '../endpoints/pod-log.js'
 import { nodeEndpoint } from '../endpoints/pod-log.js'
 import { internalContext } from '../registry/internal-context.js'

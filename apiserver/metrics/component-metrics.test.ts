@@ -44,3 +44,20 @@ t.test('each component has its own registry, with process and Node.js metrics', 
     t.match(await b.text(), new RegExp(`^${name} `, 'm'), name)
   }
 })
+
+t.test('the shared process metrics give the text a registry of its own default collectors gave', async t => {
+  const { Registry, collectDefaultMetrics } = await import('prom-client')
+  const own = new Registry()
+  collectDefaultMetrics({ register: own })
+  const m = new ComponentMetrics({ version: '1.29' })
+  m.counter({ name: 'mine_total', help: 'x' }).inc()
+  const names = (text: string): string[] => [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(x => `${x[1]} ${x[2]}`)
+  const text = await m.text()
+  t.same(names(text), [...names(await own.metrics()), 'mine_total counter'], 'same metrics, process metrics first')
+  t.ok(text.endsWith('mine_total 1\n'))
+  t.notOk(/\n\n\n/.test(text), 'one blank line between metrics')
+  // One set for the process: a second component does not start a second set of collectors.
+  const { processMetrics } = await import('./process-metrics.js')
+  t.equal(processMetrics(), processMetrics())
+  t.equal(names(await new ComponentMetrics({ version: '1.29' }).text()).length, names(await own.metrics()).length)
+})

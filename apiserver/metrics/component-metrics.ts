@@ -1,7 +1,9 @@
 // One component's metrics: its own prom-client Registry, Kubernetes' stability levels and the deprecation lifecycle.
-// Each component (API server, controller manager, scheduler, orchlet) makes one; nothing is registered globally.
+// Each component (API server, controller manager, scheduler, orchlet) makes one; nothing is registered globally (the
+// process and Node.js runtime metrics every one exposes are one set per process: process-metrics.ts).
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client'
+import { processMetrics, type ProcessMetrics } from './process-metrics.js'
 
 /** component-base's stability levels; the help text is prefixed with `[LEVEL] `. */
 export type StabilityLevel = 'INTERNAL' | 'ALPHA' | 'BETA' | 'STABLE'
@@ -34,7 +36,7 @@ export interface ComponentMetricsOptions {
   version: string
   /** --show-hidden-metrics-for-version: only the previous minor release is accepted (validated by `validateShowHidden`). */
   showHiddenMetricsForVersion?: string
-  /** Process and Node.js runtime metrics (prom-client's default collectors) in this registry; default on. */
+  /** Process and Node.js runtime metrics (prom-client's default collectors, one set per process) in the text; default on. */
   processMetrics?: boolean
 }
 
@@ -77,12 +79,13 @@ export function isHidden (deprecated: string, current: string): boolean {
 export class ComponentMetrics {
   readonly registry = new Registry()
   private readonly showHidden: boolean
+  private readonly process: ProcessMetrics | undefined
 
   constructor (private readonly o: ComponentMetricsOptions) {
     const invalid = validateShowHidden(o.showHiddenMetricsForVersion, o.version)
     if (invalid !== undefined) throw new Error(invalid)
     this.showHidden = (o.showHiddenMetricsForVersion ?? '') !== ''
-    if (o.processMetrics !== false) collectDefaultMetrics({ register: this.registry })
+    this.process = o.processMetrics === false ? undefined : processMetrics()
   }
 
   /** The help text as component-base writes it: `[STABLE] (Deprecated from 1.28) text`. */
@@ -137,7 +140,8 @@ export class ComponentMetrics {
   /** The Prometheus text exposition of every registered metric. */
   async text (): Promise<string> {
     for (const hook of this.scrapeHooks) await hook()
-    return await this.registry.metrics()
+    // The process's metrics first, as when the default collectors were registered first in this registry.
+    return await (this.process === undefined ? this.registry : Registry.merge([this.process.registry, this.registry])).metrics()
   }
 
   get contentType (): string { return this.registry.contentType }

@@ -1,6 +1,6 @@
 // Static pods from --manifest-url (with --manifest-url-header), fetched through undici every --http-check-frequency.
 
-import { request } from 'undici'
+import { request } from '../../../apiserver/client/undici-core.js'
 import { decodeManifest, toStaticPod } from '../manifest.js'
 import type { Pod } from '../pod-types.js'
 import type { PodSourceRunner, SourceLogger, SourceSink } from './source.js'

@@ -1,6 +1,6 @@
 // A pull-only client of the Docker Registry HTTP API v2 / OCI distribution spec over undici: manifests with
 // content negotiation, blobs (redirects followed), anonymous or basic Bearer-token auth from WWW-Authenticate.
-import { fetch } from 'undici'
+import { fetch } from '../../../apiserver/client/undici-core.js'
 import type { Dispatcher } from 'undici'
 import { OciError } from './errors.js'
 import { MANIFEST_ACCEPT } from './manifest.js'

@@ -1,6 +1,7 @@
 // Calling one admission webhook: where it is (url, or a Service resolved to an endpoint address), TLS with its caBundle, the POST.
 
-import { Agent, request, type Dispatcher } from 'undici'
+import { Agent, request } from '../../client/undici-core.js'
+import type { Dispatcher } from 'undici'
 import type { TargetTls } from '../../egress/egress.js'
 import type { ApiClient, Obj } from '../../controllers/client/types.js'
 

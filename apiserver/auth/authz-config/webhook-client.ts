@@ -2,7 +2,8 @@
 
 import { readFile } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
-import { Agent, request, type Dispatcher } from 'undici'
+import { Agent, request } from '../../client/undici-core.js'
+import type { Dispatcher } from 'undici'
 import type { TargetTls } from '../../egress/egress.js'
 import { parse as parseYaml } from 'yaml'
 import { boundedText } from '../bounded-body.js'

@@ -5,7 +5,8 @@
 // runs on first need and again after a failure (same rate limit): an issuer that is down at start is picked up
 // later without a restart.
 
-import { Agent, request, type Dispatcher } from 'undici'
+import { Agent, request } from '../../client/undici-core.js'
+import type { Dispatcher } from 'undici'
 import type { JWK, KeyLike } from 'jose'
 import { boundedText } from '../bounded-body.js'
 

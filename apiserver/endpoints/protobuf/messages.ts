@@ -1,6 +1,6 @@
 // The Kubernetes v1.29 protobuf messages (field numbers from proto/k8s-v1.29/fields.json) and which message a kind is.
 
-import fields from '../../../proto/k8s-v1.29/fields.json' with { type: 'json' }
+import { createRequire } from 'node:module'
 
 export interface FieldInfo { id: number; type: string; repeated?: boolean; keyType?: string }
 
@@ -57,7 +57,15 @@ function isInline (field: string, spec: FieldInfo): boolean {
   return field === short[0].toLowerCase() + short.slice(1) || (short === 'ProbeHandler' && field === 'handler')
 }
 
-const table = fields as unknown as Record<string, Record<string, FieldInfo>>
+type FieldTable = Record<string, Record<string, FieldInfo>>
+const require = createRequire(import.meta.url)
+/**
+ * The field table (400 kB of JSON, some 0.6 MiB of heap once parsed), read on the first protobuf request rather than at
+ * start-up: most clients speak JSON, so an idle server need not hold it. Node's module cache keeps the one parsed copy.
+ */
+function fieldTable (): FieldTable {
+  return require('../../../proto/k8s-v1.29/fields.json') as FieldTable
+}
 
 export const META = 'k8s.io.apimachinery.pkg.apis.meta.v1'
 export const UNKNOWN = 'k8s.io.apimachinery.pkg.runtime.Unknown'
@@ -72,7 +80,7 @@ export class Messages {
   get (name: string): MessageInfo | undefined {
     const hit = this.cache.get(name)
     if (hit !== undefined) return hit
-    const f = table[name]
+    const f = fieldTable()[name]
     if (f === undefined) return undefined
     const info: MessageInfo = { name, byId: new Map(), byName: new Map(), inline: new Set(), special: specialForm(name) }
     for (const [protoName, spec] of Object.entries(f)) {
@@ -100,6 +108,7 @@ export function messageName (apiVersion: string, kind: string): string | undefin
     : group.startsWith('meta.')
       ? [`${META}.${kind}`]
       : [`k8s.io.api.${packageOf(group)}.${version}.${kind}`]
+  const table = fieldTable()
   return candidates.find(c => table[c] !== undefined)
 }
 
