@@ -2,7 +2,7 @@
 // ConfigMaps with no admission, with the plugin and 10 policies that match other kinds, and with 10 that match
 // (each one validation with a variable and a messageExpression, evaluated in the sandbox thread pool), and with one
 // local HTTPS validating webhook that allows everything.
-// Run: npx tsx benchmarks/validating-admission-policy.ts   (REQUESTS=2000, CONCURRENCY=16, POOL=2, ROUNDS=3)
+// Run: npx tsx benchmarks/validating-admission-policy.ts   (REQUESTS=2000, CONCURRENCY=16, POOL=2, ROUNDS=3, SETTLE_MS=1000)
 // Prints one JSON line and writes benchmarks/results/validating-admission-policy.json. Per matching policy: server
 // time from throughput (perMatchingPolicyMicros) and process CPU (perMatchingPolicyCpuMicros, steadier when the
 // machine is shared); loadAverage tells how busy the machine was. BASELINE=<dir of another checkout> adds a fifth
@@ -30,6 +30,9 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16)
 const POOL = Number(process.env.POOL ?? 2)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
 const WARMUP = Number(process.env.WARMUP ?? 1000)
+/** A pause after each scenario: the sandbox threads of the one before end and their heaps go before the next is measured. */
+const SETTLE_MS = Number(process.env.SETTLE_MS ?? 1000)
+const settle = async (): Promise<void> => { await new Promise(resolve => setTimeout(resolve, SETTLE_MS)) }
 const G = 'admissionregistration.orch.io'
 const logger = pino({ level: 'silent' })
 const admin = (): RequestContext => ({ user: { username: 'bench', groups: ['system:masters'] }, dryRun: false, fieldValidation: 'Strict', warnings: [] })
@@ -134,9 +137,15 @@ const baselineRounds: Measured[] = []
 const ORDER: Scenario[] = ['none', 'nonMatching', 'matching', 'webhook']
 for (let i = 0; i < ROUNDS; i++) {
   const round: Partial<Record<Scenario, Measured>> = {}
-  for (const sc of i % 2 === 0 ? ORDER : [...ORDER].reverse()) round[sc] = await measure(sc)
+  for (const sc of i % 2 === 0 ? ORDER : [...ORDER].reverse()) {
+    round[sc] = await measure(sc)
+    await settle()
+  }
   rounds.push(round as Record<Scenario, Measured>)
-  if (baselinePool) baselineRounds.push(await measure('matching', baselinePool))
+  if (baselinePool) {
+    baselineRounds.push(await measure('matching', baselinePool))
+    await settle()
+  }
 }
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 const med = (sc: Scenario): Measured => ({
