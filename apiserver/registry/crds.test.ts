@@ -1,6 +1,6 @@
 // CRD lifecycle: create, serve, validate custom objects, multi-version, delete, restart.
 import t from 'tap'
-import { body, ctx, eventually, openFixture, type Fixture } from './testing.js'
+import { body, ctx, eventually, openFixture, StoreTap, type Fixture } from './testing.js'
 import { isStatusError } from '../errors/status-error.js'
 
 let fx: Fixture
@@ -134,4 +134,21 @@ t.test('every served version of a CRD reads the same objects with its own apiVer
   t.equal(JSON.parse(stored!.value.toString()).apiVersion, 'example.com/v1', 'stored at the storage version')
   t.equal(JSON.parse((await ga.get(ctx(), 'default', 'mv', {}) as any).bytes.toString()).apiVersion, 'example.com/v1')
   t.equal(JSON.parse((await beta.list(ctx(), 'default', {})).items[0].toString()).apiVersion, 'example.com/v1beta1')
+})
+
+t.test('the CRD controller lists and watches again after its watch fails, and serves what was created meanwhile', async t => {
+  await fx.close()
+  const tap = new StoreTap()
+  fx = await openFixture({ tap })
+  const prefix = '/apiextensions.orch.io/customresourcedefinitions/'
+  t.equal(tap.count(prefix), 1)
+  tap.failing.set(prefix, 1)
+  tap.fail(prefix)
+  const crds = fx.registry.handler('apiextensions.orch.io', 'v1', 'customresourcedefinitions')!
+  await crds.create(ctx(), '', body(crd()))
+  await eventually(() => tap.count(prefix) === 2)
+  t.equal(tap.lists.get(prefix), 3, 'the first list, a refused one, then the one the new watch started from')
+  await eventually(() => fx.registry.handler('example.com', 'v1', 'widgets') !== undefined)
+  const widgets = fx.registry.handler('example.com', 'v1', 'widgets')!
+  t.equal(await code(widgets.create(ctx(), 'default', body({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'a' }, spec: { replicas: 1 } }))), 200)
 })

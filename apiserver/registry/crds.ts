@@ -63,6 +63,8 @@ export class CrdController {
   private readonly o: CrdControllerOptions
   private readonly ctx = internalContext('system:orch:crd-controller', 'orch-apiserver')
   private watch?: WatchHandle
+  /** The CRDs the last list and the watch since have shown. */
+  private known = new Set<string>()
   private readonly cleaning = new Set<string>()
   private readonly timers = new Set<NodeJS.Timeout>()
   /** CRDs being deleted: their kinds refuse new objects. */
@@ -72,18 +74,54 @@ export class CrdController {
   constructor (o: CrdControllerOptions) { this.o = o }
 
   async start (): Promise<void> {
+    await this.listAndWatch()
+  }
+
+  /**
+   * Lists the CRDs and serves each, stops serving those gone since the last list, then watches from the list's
+   * revision. A failed watch (a slow watcher dropped, a compaction) starts over after a delay, as an informer relists.
+   */
+  private async listAndWatch (): Promise<void> {
     const prefix = resourcePrefix(CRDS)
     const listed = await this.o.store.list(prefix)
-    for (const kv of listed.items) await this.reconcile(parseJson(kv.value))
+    if (this.stopped) return
+    const seen = new Set<string>()
+    for (const kv of listed.items) {
+      const crd = parseJson(kv.value)
+      seen.add(metaOf(crd).name ?? '')
+      await this.reconcile(crd)
+    }
+    for (const name of this.known) if (!seen.has(name)) this.forget(name)
+    this.known = seen
     this.watch = this.o.store.watch(prefix, listed.revision, {
       onEvents: evs => {
         for (const ev of evs) {
           const crd = parseJson(ev.value)
-          if (ev.type === 'delete') { this.terminating.delete(metaOf(crd).name ?? ''); this.o.serving.unserve(metaOf(crd).name ?? '') } else void this.reconcile(crd)
+          const name = metaOf(crd).name ?? ''
+          if (ev.type === 'delete') { this.known.delete(name); this.forget(name) } else { this.known.add(name); void this.reconcile(crd) }
         }
       },
-      onError: err => { this.o.logger.error({ err }, 'CRD controller watch ended') }
+      onError: err => {
+        if (this.stopped) return
+        this.o.logger.warn({ err }, 'CRD controller watch ended; listing again')
+        this.relistLater()
+      }
     })
+  }
+
+  private relistLater (): void {
+    this.later(() => {
+      this.listAndWatch().catch(err => {
+        if (this.stopped) return
+        this.o.logger.warn({ err }, 'CRD controller list failed; retrying')
+        this.relistLater()
+      })
+    })
+  }
+
+  private forget (name: string): void {
+    this.terminating.delete(name)
+    this.o.serving.unserve(name)
   }
 
   stop (): void {
@@ -175,12 +213,17 @@ export class CrdController {
       this.cleaning.delete(name)
     }
     if (!done && !this.stopped) {
-      const t = setTimeout(() => {
-        this.timers.delete(t)
-        void this.o.crds.core.store.get(`${resourcePrefix(CRDS)}${name}`).then(kv => { if (kv !== undefined) void this.reconcile(parseJson(kv.value)) })
-      }, this.o.retryMs ?? 500)
-      this.timers.add(t)
+      this.later(() => {
+        this.o.crds.core.store.get(`${resourcePrefix(CRDS)}${name}`)
+          .then(kv => { if (kv !== undefined) void this.reconcile(parseJson(kv.value)) })
+          .catch(err => this.o.logger.warn({ err, crd: name }, 'CRD read failed'))
+      })
     }
+  }
+
+  private later (fn: () => void): void {
+    const t = setTimeout(() => { this.timers.delete(t); fn() }, this.o.retryMs ?? 500)
+    this.timers.add(t)
   }
 
   /** Writes the Terminating condition when it differs (status subresource, so no generation change). */

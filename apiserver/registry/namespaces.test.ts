@@ -1,6 +1,6 @@
 // Namespace lifecycle: initial namespaces, admission of creates, termination and finalization.
 import t from 'tap'
-import { body, ctx, eventually, openFixture, type Fixture } from './testing.js'
+import { body, ctx, eventually, openFixture, StoreTap, type Fixture } from './testing.js'
 import type { ResourceHandler } from './types.js'
 import { isStatusError } from '../errors/status-error.js'
 
@@ -149,7 +149,32 @@ t.test('the gate answers from the controller\'s watch without a store read, as t
   await compare('terminating')
   await cms.patch(ctx(), 'x', 'held', cur => ({ ...cur, metadata: { ...(cur.metadata as object), finalizers: [] } }))
   await eventually(async () => await verdict(storeGate('x', 'probe')) === 404)
-  // A read can see the commit a moment before the store's watchers are handed it (both refuse the create meanwhile).
-  await new Promise(resolve => setImmediate(resolve))
+  // A read sees a commit before it is flushed; the store's watchers are handed it once flushed (until then the gate
+  // still refuses with 403 from what the watch last said).
+  await eventually(async () => await verdict(cms.create(ctx('Strict', true), 'x', cm('probe'))) === 404)
   await compare('removed')
+})
+
+t.test('the namespace controller lists and watches again after its watch fails, and finalizes what was deleted meanwhile', async t => {
+  await fx.close()
+  const tap = new StoreTap()
+  fx = await openFixture({ tap })
+  nss = fx.registry.handler('', 'v1', 'namespaces')!
+  cms = fx.registry.handler('', 'v1', 'configmaps')!
+  const prefix = '/core/namespaces/'
+  t.equal(tap.count(prefix), 1)
+
+  // The store ends the watch (as it does for a watcher too slow to keep up); the next two lists fail.
+  tap.failing.set(prefix, 2)
+  const listsBefore = tap.lists.get(prefix) ?? 0
+  tap.fail(prefix)
+  await nss.create(ctx(), '', body({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gap' } }))
+  await nss.delete(ctx(), '', 'gap', {})
+
+  await eventually(() => tap.count(prefix) === 2)
+  t.equal((tap.lists.get(prefix) ?? 0) - listsBefore, 3, 'two failed lists, then one that started the new watch')
+  await eventually(async () => (await fx.store.get(`${prefix}gap`)) === undefined)
+  t.pass('the namespace deleted while no watch ran was finalized')
+  // The new watch hands the gate the removal once flushed (a read sees it before).
+  await eventually(async () => (await failure(cms.create(ctx(), 'gap', body({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } })))).code === 404)
 })

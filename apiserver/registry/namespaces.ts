@@ -113,13 +113,18 @@ export interface NamespaceControllerOptions {
   initialNamespaces?: string[]
   /** Kept current by this controller's watch, for the namespace gate. */
   lister?: NamespaceLister
+  /** First delay before the list and watch start again after the watch failed (doubles up to 30 s; default 1 s). */
+  rewatchMs?: number
 }
+
+const MAX_REWATCH_MS = 30_000
 
 /** Finalizes deleted namespaces: deletes their content (waiting on finalizers), then drops the `orch` finalizer. */
 export class NamespaceController {
   private readonly o: NamespaceControllerOptions
   private readonly ctx = internalContext('system:orch:namespace-controller')
   private watch?: WatchHandle
+  private rewatchDelay = 0
   private readonly running = new Map<string, Promise<void>>()
   private readonly timers = new Set<NodeJS.Timeout>()
   private stopped = false
@@ -134,10 +139,21 @@ export class NamespaceController {
         if ((err as { code?: number }).code !== 409) throw err
       }
     }
+    await this.listAndWatch()
+  }
+
+  /**
+   * Lists the namespaces, then watches from the list's revision. A failed watch (the store dropped a slow watcher,
+   * or compacted past it) starts over after a delay that doubles while lists fail, as an informer relists; until
+   * then the gate reads the store and deletions wait for the next list.
+   */
+  private async listAndWatch (): Promise<void> {
     const prefix = resourcePrefix(NAMESPACES)
     const listed = await this.o.store.list(prefix)
+    if (this.stopped) return
     const items = listed.items.map(kv => parseJson(kv.value))
     this.o.lister?.reset(items)
+    this.rewatchDelay = this.o.rewatchMs ?? 1000
     this.watch = this.o.store.watch(prefix, listed.revision, {
       onEvents: evs => {
         for (const ev of evs) {
@@ -147,9 +163,26 @@ export class NamespaceController {
           this.consider(ns)
         }
       },
-      onError: err => { this.o.lister?.stop(); this.o.logger.error({ err }, 'namespace controller watch ended') }
+      onError: err => {
+        this.o.lister?.stop()
+        if (this.stopped) return
+        this.o.logger.warn({ err, retryMs: this.rewatchDelay }, 'namespace controller watch ended; listing again')
+        this.rewatchLater()
+      }
     })
     for (const ns of items) this.consider(ns)
+  }
+
+  private rewatchLater (): void {
+    const delay = this.rewatchDelay
+    this.rewatchDelay = Math.min(MAX_REWATCH_MS, delay * 2)
+    this.later(() => {
+      this.listAndWatch().catch(err => {
+        if (this.stopped) return
+        this.o.logger.warn({ err, retryMs: this.rewatchDelay }, 'namespace controller list failed; retrying')
+        this.rewatchLater()
+      })
+    }, delay)
   }
 
   stop (): void {
@@ -174,13 +207,15 @@ export class NamespaceController {
       .catch(err => { this.o.logger.warn({ err, namespace: name }, 'namespace finalization failed; retrying'); return false })
       .then(done => {
         this.running.delete(name)
-        if (!done && !this.stopped) this.later(() => this.retry(name))
+        if (!done && !this.stopped) {
+          this.later(() => { this.retry(name).catch(err => this.o.logger.warn({ err, namespace: name }, 'namespace read failed; retrying')) })
+        }
       })
     this.running.set(name, run)
   }
 
-  private later (fn: () => void): void {
-    const t = setTimeout(() => { this.timers.delete(t); fn() }, this.o.retryMs ?? 500)
+  private later (fn: () => void, ms = this.o.retryMs ?? 500): void {
+    const t = setTimeout(() => { this.timers.delete(t); fn() }, ms)
     this.timers.add(t)
   }
 

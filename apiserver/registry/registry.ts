@@ -242,7 +242,7 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
   }
   const nsController = new NamespaceController({
     store: o.store, namespaces: must('', 'v1', 'namespaces'), namespacedHandlers: namespacedByPrefix,
-    logger: o.logger, retryMs: o.controllerRetryMs, lister: namespaceLister,
+    logger: o.logger, retryMs: o.controllerRetryMs, rewatchMs: o.controllerRetryMs, lister: namespaceLister,
     initialNamespaces: aliases.length > 0 ? [...INITIAL_NAMESPACES, ...UPSTREAM_NAMESPACES] : INITIAL_NAMESPACES
   })
   const crdHandler = handlers.get(keyOf('apiextensions.orch.io', 'v1', 'customresourcedefinitions'))
