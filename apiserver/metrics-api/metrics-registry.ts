@@ -93,6 +93,7 @@ export function withResourceMetrics (registry: Registry, source: ResourceMetrics
     creater: (g, v, p) => registry.creater(g, v, p),
     subresource: (g, v, p, s) => registry.subresource(g, v, p, s),
     subresourceNames: (g, v, p) => registry.subresourceNames(g, v, p),
+    knownNamespace: name => registry.knownNamespace(name),
     admitConnect: async (ctx, target, options) => { await registry.admitConnect(ctx, target, options) },
     onDefinitionsChanged: l => registry.onDefinitionsChanged(l),
     start: async () => await registry.start(),

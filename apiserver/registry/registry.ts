@@ -297,6 +297,9 @@ export function createRegistry (o: RegistryOptions): OrchRegistry {
       const prefix = `${keyOf(group, version, plural)}/`
       return [...subresources.keys()].filter(k => k.startsWith(prefix)).map(k => k.slice(prefix.length))
     },
+    knownNamespace (name) {
+      return namespaceLister.object(name)
+    },
     store (group, version, plural) {
       return handlers.get(keyOf(group, version, plural))
     },

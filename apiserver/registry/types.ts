@@ -224,6 +224,11 @@ export interface Registry {
   admitConnect(ctx: RequestContext, target: ConnectTarget, options: Record<string, unknown>): Promise<void>
   /** Names of the POST-only subresources of a resource (for discovery). */
   subresourceNames(group: string, version: string, plural: string): string[]
+  /**
+   * The namespace as the registry's own namespace watch last delivered it, never to be changed (admission reads
+   * labels from it, as kube-apiserver's plugins read an informer's lister); undefined when not known there: read it.
+   */
+  knownNamespace(name: string): Readonly<Record<string, unknown>> | undefined
   /** Called after the served set changed (a CRD was established or removed). Returns an unsubscribe. */
   onDefinitionsChanged(listener: () => void): () => void
   /** Starts background work (namespace finalization, CRD serving, compaction tick); resolves when ready. */

@@ -14,6 +14,8 @@ export function registryPodSecurityDeps (registry: () => Registry, maxPods = 300
   const ctx = internalContext('system:apiserver:podsecurity')
   return {
     async namespaceLookup (name) {
+      const known = registry().knownNamespace(name)
+      if (known !== undefined) return known as Obj
       const h = registry().handler('', 'v1', 'namespaces')
       if (h === undefined) return undefined
       try {

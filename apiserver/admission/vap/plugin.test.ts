@@ -228,3 +228,32 @@ t.test('a policy with a CONNECT rule on pods/exec sees the PodExecOptions and ca
   await f.registry.admitConnect(ctx(), { group: '', version: 'v1', resource: 'pods', subresource: 'attach', namespace: 'default', name: 'web' },
     { kind: 'PodAttachOptions', apiVersion: 'v1', stdout: true })
 })
+
+t.test('namespaceObject and the binding\'s namespaceSelector follow the namespace\'s labels as they change', async t => {
+  const { f } = await setup(t)
+  const nss = h(f, '', 'v1', 'namespaces')
+  await nss.create(ctx(), '', body({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team', labels: { tier: 'open' } } }))
+  await h(f, G, 'v1beta1', 'validatingadmissionpolicies').create(ctx(), '', policy('frozen', {
+    validations: [{ expression: "namespaceObject.metadata.labels.tier != 'frozen'", messageExpression: "'namespace ' + namespaceObject.metadata.name + ' is frozen'" }]
+  }))
+  await h(f, G, 'v1beta1', 'validatingadmissionpolicybindings').create(ctx(), '', binding('frozen-b', 'frozen', {
+    matchResources: { namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['open', 'frozen'] }] } }
+  }))
+  const cms = h(f, '', 'v1', 'configmaps')
+  const relabel = async (tier: string | undefined): Promise<void> => {
+    await nss.patch(ctx(), '', 'team', cur => ({ ...cur, metadata: { ...(cur.metadata as object), labels: tier === undefined ? {} : { tier } } }))
+  }
+  const verdict = async (name: string): Promise<string> => {
+    try { await cms.create(ctx('Strict', true), 'team', cm(name, {})); return 'admitted' } catch (err) { return (err as Error).message }
+  }
+  t.equal(await verdict('a'), 'admitted')
+  await relabel('frozen')
+  // The namespace reaches admission through the registry's namespace watch, a moment after the write.
+  await eventually(async () => await verdict('b') !== 'admitted')
+  t.match(await verdict('c'), /denied request: namespace team is frozen$/)
+  t.same(f.registry.knownNamespace('team'), (await nss.get(ctx(), '', 'team', {}) as { object: unknown }).object, 'the watched namespace is the stored one')
+  await relabel(undefined)
+  // No longer selected by the binding: admitted, and namespaceObject.metadata.labels.tier is never read.
+  await eventually(async () => await verdict('d') === 'admitted')
+  t.equal(f.registry.knownNamespace('nowhere'), undefined)
+})

@@ -57,6 +57,8 @@ export function createValidatingAdmissionPolicyPlugin (deps: { registry: Registr
 
 async function namespaceOf (registry: Registry, a: WriteAttributes): Promise<Obj | undefined> {
   if (!a.definition.namespaced || a.namespace === '') return a.definition.group === '' && a.definition.plural === 'namespaces' ? a.object : undefined
+  const known = registry.knownNamespace(a.namespace)
+  if (known !== undefined) return known as Obj
   try { return (await registry.handler('', 'v1', 'namespaces')?.get(internalContext(), '', a.namespace, {}) as { object: Obj } | undefined)?.object } catch { return undefined }
 }
 
