@@ -17,6 +17,7 @@ import { ApplyConflicts, Updater, type Conflict } from './updater.js'
 import { decodedFromWritten, WrittenManagedFields, type WrittenManagers } from './written-managers.js'
 import { cloneJson } from '../patch/json-pointer.js'
 import { ManagedFieldsText } from './managed-fields-text.js'
+import type { DroppedFields } from './config-set-match.js'
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
 const LAST_APPLIED_LIMIT = 256 * 1024
@@ -57,8 +58,12 @@ export class FieldManager {
   constructor (private readonly o: FieldManagerOptions) {
     // What a write may own: never system metadata, and with a status subresource, status only through /status.
     const top = o.statusSubresource ? [...STRIPPED_TOP, 'f:status'] : STRIPPED_TOP
-    this.mainUpdater = new Updater(o.type, s => s.dropShallow(top, STRIPPED_META))
-    this.statusUpdater = new Updater(o.type, o.statusSubresource ? onlyStatus : s => s.dropShallow(STRIPPED_TOP, STRIPPED_META))
+    const dropped = (elements: string[]): DroppedFields =>
+      ({ top: new Set(elements), under: STRIPPED_META.under, members: new Set(STRIPPED_META.members) })
+    this.mainUpdater = new Updater(o.type, s => s.dropShallow(top, STRIPPED_META), dropped(top))
+    this.statusUpdater = o.statusSubresource
+      ? new Updater(o.type, onlyStatus)
+      : new Updater(o.type, s => s.dropShallow(STRIPPED_TOP, STRIPPED_META), dropped(STRIPPED_TOP))
     this.createdFilter = { top: new Set(top), metadata: new Set(STRIPPED_META.members) }
   }
 
