@@ -157,7 +157,8 @@ function immutable (field: string, value: unknown): StatusCause {
 async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string, next: Obj, cur: KeyValue): Promise<ObjectResult> {
   const stored = canonical(storedObject(core, next), core.storedApiVersion, core.def.kind)
   metaOf(stored).resourceVersion = String(cur.modRevision)
-  const same = Buffer.from(JSON.stringify(stored))
+  // JSON.stringify, but for the managed-fields entries the field manager already has the text of (most of them).
+  const same = Buffer.from(core.fieldManager.stringify(stored))
   if (same.equals(cur.value)) {
     // Nothing to write, but a finalized object left behind (a crash between its last finalizer's removal
     // and its delete) is removed now, so it cannot stay Terminating.

@@ -13,6 +13,9 @@ import type { ObjectResult, RequestContext } from '../types.js'
 import { updateObject } from '../update.js'
 import { pruneUnknownFields } from '../../schema/unknown-fields.js'
 import { cloneJson } from '../patch/json-pointer.js'
+import type { KeyValue } from '../../storage/store.js'
+import { parseAroundEntries } from './managed-fields-text.js'
+import { entriesFromWritten, type WrittenManagers } from './written-managers.js'
 
 const RETRIES = 10
 
@@ -54,16 +57,17 @@ export async function applyObject (core: ResourceCore, ctx: RequestContext, name
     if (attempt > 1) config = checked()
     const kv = attempt === 1 ? current : await core.store.get(key)
     if (kv === undefined && (req.subresource !== undefined || req.mustExist === true)) throw notFound(core.qr, name)
-    const live = kv === undefined ? undefined : parseJson(servedBytes(core, kv.value))
     // What this handler's last apply stored, when it is still the stored revision: its managers (not decoded again),
     // and that it passed this handler's schema validation as stored (unchanged parts are not validated again).
     const kept = kv === undefined ? undefined : core.revisionManagers.get(key, kv.modRevision)
-    if (live !== undefined) metaOf(live).resourceVersion = String(kv?.modRevision)
     if (kv !== undefined && want !== undefined && want !== '' && want !== String(kv.modRevision)) {
       throw conflict(core.qr, name, CONFLICT_MESSAGE)
     }
-    // The stored object for the update path, copied before the merge shares parts of `live` with what it returns.
-    const old = live === undefined || kv === undefined ? undefined : { kv, object: cloneJson(live) }
+    // The stored object, and a copy of it for the update path made before the merge shares parts of `live` with
+    // what it returns.
+    const read = kv === undefined ? undefined : readStored(core, kv, kept)
+    const live = read?.live
+    const old = read === undefined || kv === undefined ? undefined : { kv, object: read.copy }
     const next = core.fieldManager.apply(live, config, manager, req.force, req.subresource, sub, kept)
     if (next === undefined && live !== undefined && kv !== undefined) {
       core.noopApplies.remember(key, kv.modRevision, manager, sub, req.force, digest())
@@ -97,6 +101,25 @@ function keep (core: ResourceCore, ctx: RequestContext, key: string, updated: Ob
   const managers = core.fieldManager.writtenManagers(updated.object)
   if (Number.isSafeInteger(revision) && managers !== undefined) core.revisionManagers.put(key, revision, managers)
   return updated
+}
+
+/**
+ * The stored object at this handler's version with its resourceVersion, and a copy. When `kept` knows the text its
+ * managedFields were stored as, the bytes are parsed around them and both get entries rebuilt from what was written
+ * (sharing its FieldsV1 trees, which are never edited in place); otherwise the bytes are parsed whole and copied.
+ */
+function readStored (core: ResourceCore, kv: KeyValue, kept: WrittenManagers | undefined): { live: Obj, copy: Obj } {
+  const around = kept?.text === undefined || core.apiVersion !== core.storedApiVersion ? undefined : parseAroundEntries(kv.value, kept.text)
+  if (around === undefined || kept === undefined) {
+    const live = parseJson(servedBytes(core, kv.value))
+    metaOf(live).resourceVersion = String(kv.modRevision)
+    return { live, copy: cloneJson(live) }
+  }
+  metaOf(around).resourceVersion = String(kv.modRevision)
+  const copy = cloneJson(around)
+  metaOf(around).managedFields = entriesFromWritten(kept)
+  metaOf(copy).managedFields = entriesFromWritten(kept)
+  return { live: around, copy }
 }
 
 /** What kube-apiserver refuses before merging: managedFields, a wrong apiVersion/kind/name, unknown fields. */

@@ -16,6 +16,8 @@ import { createdFieldsV1, type CreatedFieldsFilter } from './created-fields.js'
 import { ApplyConflicts, Updater, type Conflict } from './updater.js'
 import { decodedFromWritten, WrittenManagedFields, type WrittenManagers } from './written-managers.js'
 import { cloneJson } from '../patch/json-pointer.js'
+import { ManagedFieldsText } from './managed-fields-text.js'
+import type { DroppedFields } from './config-set-match.js'
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
 const LAST_APPLIED_LIMIT = 256 * 1024
@@ -50,12 +52,18 @@ export class FieldManager {
   private stampSecond = NaN
   /** The entries this field manager encoded, with their sets (see writtenManagers). */
   private readonly written = new WrittenManagedFields()
+  /** The text of the entries this field manager's objects were serialized with (see stringify). */
+  private readonly texts = new ManagedFieldsText()
 
   constructor (private readonly o: FieldManagerOptions) {
     // What a write may own: never system metadata, and with a status subresource, status only through /status.
     const top = o.statusSubresource ? [...STRIPPED_TOP, 'f:status'] : STRIPPED_TOP
-    this.mainUpdater = new Updater(o.type, s => s.dropShallow(top, STRIPPED_META))
-    this.statusUpdater = new Updater(o.type, o.statusSubresource ? onlyStatus : s => s.dropShallow(STRIPPED_TOP, STRIPPED_META))
+    const dropped = (elements: string[]): DroppedFields =>
+      ({ top: new Set(elements), under: STRIPPED_META.under, members: new Set(STRIPPED_META.members) })
+    this.mainUpdater = new Updater(o.type, s => s.dropShallow(top, STRIPPED_META), dropped(top))
+    this.statusUpdater = o.statusSubresource
+      ? new Updater(o.type, onlyStatus)
+      : new Updater(o.type, s => s.dropShallow(STRIPPED_TOP, STRIPPED_META), dropped(STRIPPED_TOP))
     this.createdFilter = { top: new Set(top), metadata: new Set(STRIPPED_META.members) }
   }
 
@@ -152,7 +160,19 @@ export class FieldManager {
    * the object a write stored): what decoding them would give, kept for a later apply to a copy of `obj`.
    */
   writtenManagers (obj: Obj): WrittenManagers | undefined {
-    return this.written.find(metadata(obj).managedFields)
+    const list = metadata(obj).managedFields
+    const found = this.written.find(list)
+    if (found === undefined) return undefined
+    const text = this.texts.textOf(list)
+    return text === undefined || text.entries.length !== found.entries.length ? found : { ...found, text }
+  }
+
+  /**
+   * JSON.stringify(obj) (an object to store), with the text of managedFields entries unchanged since an earlier
+   * serialization reused; writtenManagers then tells where the list sits in the bytes.
+   */
+  stringify (obj: Obj): string {
+    return this.texts.stringify(obj)
   }
 
   private updater (subresource: string): Updater {

@@ -130,15 +130,17 @@ function idFields (id: string): Readonly<Pick<ManagedFieldsEntry, 'manager' | 's
   return fields
 }
 
+/** The sort keys of entries, in order (made once: entries are sorted on every write). */
+const ENTRY_ORDER: ReadonlyArray<(e: ManagedFieldsEntry) => string> = [
+  e => e.operation ?? '',
+  e => e.time === undefined ? '0000' : e.time,
+  e => e.manager ?? '',
+  e => e.apiVersion ?? '',
+  e => e.subresource ?? ''
+]
+
 function compareEntries (p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
-  const keys: Array<(e: ManagedFieldsEntry) => string> = [
-    e => e.operation ?? '',
-    e => e.time === undefined ? '0000' : e.time,
-    e => e.manager ?? '',
-    e => e.apiVersion ?? '',
-    e => e.subresource ?? ''
-  ]
-  for (const k of keys) {
+  for (const k of ENTRY_ORDER) {
     const a = k(p)
     const b = k(q)
     if (a !== b) return a < b ? -1 : 1
@@ -151,6 +153,10 @@ function compareEntries (p: ManagedFieldsEntry, q: ManagedFieldsEntry): number {
  * (the first of a version becomes the bucket when a second one joins), until `max` remain.
  */
 export function capUpdateManagers (d: DecodedManagedFields, max = MAX_UPDATE_MANAGERS): void {
+  // Counted first: almost every write is under the cap, and it runs on every write.
+  let count = 0
+  for (const m of d.managers.values()) if (!m.applied) count++
+  if (count <= max) return
   const updaters = [...d.managers].filter(([, m]) => !m.applied).map(([id]) => id)
   if (updaters.length <= max) return
   const seconds = (id: string): number => {

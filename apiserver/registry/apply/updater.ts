@@ -8,6 +8,7 @@ import { FieldSet } from './field-set.js'
 import type { MergeType } from './merge-type.js'
 import { ensureNamedFieldsAreMembers, merge, reconcileWithSchema, removeItems } from './typed-merge.js'
 import { compare, toFieldSet, type Comparison } from './typed-sets.js'
+import { setsExactly, type DroppedFields } from './config-set-match.js'
 
 export interface ManagerSet {
   set: FieldSet
@@ -42,7 +43,9 @@ export class Updater {
    * `filter` removes the fields the write may not own (system metadata, those the kind's strategy resets); it may
    * change the set it is given (always one made for the call) and returns the result.
    */
-  constructor (private readonly type: MergeType, private readonly filter: (s: FieldSet) => FieldSet = s => s) {}
+  constructor (private readonly type: MergeType, private readonly filter: (s: FieldSet) => FieldSet = s => s,
+    /** What `filter` drops, when it is FieldSet.dropShallow of these: an applier's unchanged set is then found in one walk. */
+    private readonly dropped?: DroppedFields) {}
 
   /** A non-apply write by `manager`: it gains what it added or changed; others lose that and what was removed. */
   update (live: Json, next: Json, version: string, given: Managers, manager: string): Managers {
@@ -67,8 +70,11 @@ export class Updater {
     managers = this.reconcile(managers)
     const merged = merge(live, config, this.type) ?? {}
     const last = managers.get(manager)
-    const set = this.filter(toFieldSet(config, this.type))
-    const same = last !== undefined && last.applied && last.apiVersion === version && last.set.equals(set)
+    const again = last !== undefined && last.applied && last.apiVersion === version
+    // The same fields as last time (what an applier changing only values sends): its set is kept, none is made.
+    const kept = again && this.dropped !== undefined && setsExactly(config, this.type, last.set, this.dropped)
+    const set = kept ? last.set : this.filter(toFieldSet(config, this.type))
+    const same = again && (kept || last.set.equals(set))
     // The same configuration again (what GitOps tools send every sync): nothing to prune, change or take.
     if (same && jsonEqual(live, merged)) return { object: undefined, managers, unchanged: true }
     const next = new Map(managers)

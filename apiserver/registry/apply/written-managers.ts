@@ -3,6 +3,7 @@
 
 import type { FieldSet } from './field-set.js'
 import { managerId, type DecodedManagedFields, type ManagedFieldsEntry } from './managed-fields.js'
+import { rebuildEntry, scalarsOf, type EntriesText } from './managed-fields-text.js'
 
 /** One entry as decodeManagedFields reads it, but for its tree: identifier, set (as read back), version, kind, time. */
 interface WrittenEntry {
@@ -11,11 +12,16 @@ interface WrittenEntry {
   readonly apiVersion: string
   readonly applied: boolean
   readonly time: string | undefined
+  /** The entry as written: its fields but for the tree, and its tree (never edited in place). */
+  readonly scalars: Readonly<ManagedFieldsEntry>
+  readonly tree: unknown
 }
 
 /** The decoding of a list of entries, in their order (found for an unchanged list by WrittenManagedFields.find). */
 export interface WrittenManagers {
   readonly entries: readonly WrittenEntry[]
+  /** The list's JSON as the object holding it was serialized (ManagedFieldsText), when it was. */
+  readonly text?: EntriesText
 }
 
 /** An encoded entry as it was handed out: the entry object, its scalar fields and its tree, to tell it was not changed. */
@@ -73,7 +79,9 @@ export class WrittenManagedFields {
         set: this.compact(r.set),
         apiVersion: e.apiVersion ?? '',
         applied: e.operation === 'Apply',
-        time: typeof e.time === 'string' ? e.time : undefined
+        time: typeof e.time === 'string' ? e.time : undefined,
+        scalars: scalarsOf(e),
+        tree: e.fieldsV1
       })
     }
     return { entries }
@@ -101,4 +109,12 @@ export function decodedFromWritten (written: WrittenManagers, value: unknown): D
     if (w.time !== undefined) times.set(w.id, w.time)
   })
   return { managers, times }
+}
+
+/**
+ * The entries `written` was found for, as new objects holding the same trees: what parsing the list they were
+ * serialized as gives (entries in the field manager's field order, as ManagedFieldsText checked when it made their text).
+ */
+export function entriesFromWritten (written: WrittenManagers): ManagedFieldsEntry[] {
+  return written.entries.map(w => rebuildEntry(w.scalars, w.tree))
 }
