@@ -5,7 +5,8 @@
 // Run: npx tsx benchmarks/creates.ts   (CLIENTS=1,64, COUNT=2000 creates per run, WARMUP=500, OBJECT_BYTES=1024,
 // ROUNDS=3, ORCH_ROOT: the tree whose bin/orch.js is measured, default this one; ORCH_NODE_ARGS: node flags for it,
 // e.g. --cpu-prof; BASE_ROOT: another tree measured the same way in every round, as "base", for before/after
-// figures from one run; ETCD=0 leaves etcd out). Prints one JSON line and writes benchmarks/results/creates.json
+// figures from one run; ETCD=0 leaves etcd out; OP=get: orch answers GETs of one ConfigMap instead, OP=dryrun dry-run creates, for profiling the
+// request path without the commit). Each orch run also reports serverCpuUs, the server process's CPU per request. Prints one JSON line and writes benchmarks/results/creates.json
 // (LABEL adds a suffix).
 
 import { spawn } from 'node:child_process'
@@ -17,7 +18,7 @@ import { parse } from 'yaml'
 import type { TestEtcdCluster } from '../apiserver/storage/etcd/etcd-for-tests.js'
 import { withRunEtcd } from './harness/etcd.js'
 import type { LoadResult } from './creates/latency.js'
-import { httpsGet, sleep, stop, type Creds } from './harness/processes.js'
+import { cpuSeconds, httpsGet, sleep, stop, type Creds } from './harness/processes.js'
 
 const CLIENTS = (process.env.CLIENTS ?? '1,64').split(',').map(Number)
 const COUNT = Number(process.env.COUNT ?? 2000)
@@ -30,19 +31,25 @@ const root = join(here, '..')
 const orchRoot = process.env.ORCH_ROOT ?? root
 const baseRoot = process.env.BASE_ROOT
 const PATH = '/api/v1/namespaces/default/configmaps'
+// create (the benchmark), dryrun (dry-run creates) or get: GETs of one ConfigMap, to profile the request path without the store's commit.
+const OP = process.env.OP ?? 'create'
 
 
 /** Runs one load process to the end: waits for its warm-up, starts the measured run, returns its figures. */
-async function load (file: string, env: Record<string, string>): Promise<LoadResult> {
+async function load (file: string, env: Record<string, string>, serverPid?: number): Promise<LoadResult> {
   const c = spawn(process.execPath, ['--import', 'tsx', join(here, 'creates', file)], {
     env: { ...process.env, ...env, COUNT: String(COUNT), WARMUP: String(WARMUP) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   try {
     let ready = false
+    let cpu0 = 0
     return await new Promise<LoadResult>((resolve, reject) => {
       c.on('message', m => {
-        if (!ready) { ready = true; c.send({ go: true }); return }
-        resolve(m as LoadResult)
+        if (!ready) { ready = true; if (serverPid !== undefined) cpu0 = cpuSeconds(serverPid); c.send({ go: true }); return }
+        const r = m as LoadResult
+        // The server's CPU (all its threads) over the measured run, per request: the load is the only client.
+        if (serverPid !== undefined) r.serverCpuUs = Math.round((cpuSeconds(serverPid) - cpu0) * 1e6 / COUNT)
+        resolve(r)
       })
       c.once('exit', code => reject(new Error(`${file} exited ${code}`)))
     })
@@ -51,7 +58,7 @@ async function load (file: string, env: Record<string, string>): Promise<LoadRes
 
 
 /** Starts `orch apiserver` on a fresh store; returns its credentials and a stop. */
-async function startOrch (tree: string): Promise<{ creds: Creds, stop: () => Promise<void> }> {
+async function startOrch (tree: string): Promise<{ creds: Creds, pid: number, stop: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'orch-creates-'))
   const nodeArgs = (process.env.ORCH_NODE_ARGS ?? '').split(' ').filter(a => a !== '')
   const server = spawn(process.execPath, [...nodeArgs, join(tree, 'bin/orch.js'), 'apiserver', '--data-dir', dataDir, '--port', '0'],
@@ -65,7 +72,7 @@ async function startOrch (tree: string): Promise<{ creds: Creds, stop: () => Pro
   const cfg = parse(readFileSync(kc, 'utf8')) as { clusters: Array<{ cluster: { server: string } }>, users: Array<{ user: Record<string, string> }> }
   const b64 = (s: string | undefined): string => Buffer.from(s ?? '', 'base64').toString()
   const creds = { url: cfg.clusters[0]!.cluster.server, cert: b64(cfg.users[0]!.user['client-certificate-data']), key: b64(cfg.users[0]!.user['client-key-data']) }
-  return { creds, stop: async () => { await stop(server); rmSync(dataDir, { recursive: true, force: true }) } }
+  return { creds, pid: server.pid!, stop: async () => { await stop(server); rmSync(dataDir, { recursive: true, force: true }) } }
 }
 
 const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]! }
@@ -76,7 +83,8 @@ function summary (runs: LoadResult[]): Record<string, number> {
     p50MsMin: Math.min(...runs.map(r => r.p50Ms)),
     p99MsMedian: median(runs.map(r => r.p99Ms)),
     perSecondMedian: median(runs.map(r => r.perSecond)),
-    perSecondMax: Math.max(...runs.map(r => r.perSecond))
+    perSecondMax: Math.max(...runs.map(r => r.perSecond)),
+    ...(runs.every(r => r.serverCpuUs !== undefined) ? { serverCpuUsMedian: median(runs.map(r => r.serverCpuUs!)) } : {})
   }
 }
 
@@ -88,7 +96,7 @@ async function orchRound (tree: string, label: 'orch' | 'base', r: number, runs:
   const orch = await startOrch(tree)
   try {
     for (const clients of CLIENTS) {
-      const o = await load('orch-load.ts', { URL: orch.creds.url, CERT: orch.creds.cert, KEY: orch.creds.key, CLIENTS: String(clients), OBJECT_BYTES: String(OBJECT_BYTES), PREFIX: `c${clients}` })
+      const o = await load('orch-load.ts', { URL: orch.creds.url, CERT: orch.creds.cert, KEY: orch.creds.key, CLIENTS: String(clients), OBJECT_BYTES: String(OBJECT_BYTES), PREFIX: `c${clients}`, OP: OP }, orch.pid)
       runs[clients]![label].push(o)
       console.error(`round ${r + 1} ${clients} clients ${label} ${JSON.stringify(o)}`)
       // etcd Puts the bytes orch stores for one of these creates (its metadata included).

@@ -2,7 +2,8 @@
 // until COUNT are done; per-request latency from hrtime. IPC protocol: {ready} once warmed, then on any message the
 // measured run, answered with {seconds, p50Ms, p99Ms, perSecond}.
 
-export interface LoadResult { seconds: number, p50Ms: number, p99Ms: number, perSecond: number }
+// serverCpuUs: filled in by the harness for orch runs (the server's CPU per request over the measured run).
+export interface LoadResult { seconds: number, p50Ms: number, p99Ms: number, perSecond: number, serverCpuUs?: number }
 
 /** Runs `count` operations from `clients` concurrent loops; `op(i)` is one request, awaited. */
 export async function closedLoop (count: number, clients: number, op: (i: number) => Promise<void>): Promise<LoadResult> {

@@ -48,6 +48,8 @@ export interface CommitQueueDeps {
   onFatal?: (err: StorageError) => void
   /** Called inside the write transaction of `rev` for every live value changed (undefined: deleted), to keep indexes with it. */
   onLive?: (key: string, next: Buffer | undefined, rev: Revision, source?: unknown) => void
+  /** Called inside the transaction of a batch that changed something, after its writes, with its last revision. */
+  onApplied?: (lastRev: Revision) => void
 }
 
 /** Most writes per transaction. */
@@ -176,7 +178,10 @@ export class CommitQueue {
       if (!(outcome instanceof StorageError)) batch.lastRev++
       batch.outcomes.push(outcome)
     }
-    if (batch.lastRev !== this.lastRev) this.deps.layout.meta.putSync('rev', encodeNumber(batch.lastRev))
+    if (batch.lastRev !== this.lastRev) {
+      this.deps.layout.meta.putSync('rev', encodeNumber(batch.lastRev))
+      this.deps.onApplied?.(batch.lastRev)
+    }
     return batch
   }
 

@@ -324,6 +324,29 @@ t.test('the index narrows lists at the current revision and is rebuilt when miss
   await s.close()
 })
 
+t.test('the index records the last revision of every batch it took, so a reopen trusts it', async t => {
+  const path = tempDir()
+  let s = await openLmdbStore({ path, indexer: conformanceIndexer })
+  // queued together: one batch, a refused duplicate in the middle and last
+  const writes = await Promise.allSettled([s.create('r/1', enc('tags:a')), s.create('r/2', enc('tags:b')), s.create('r/1', enc('tags:c')),
+    s.create('r/3', enc('tags:a')), s.create('r/2', enc('tags:d'))])
+  t.same(writes.map(w => w.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'rejected'])
+  await s.delete('r/1')
+  await s.create('r/1', enc('untagged'))
+  await s.close()
+  const layout = openLayout(path)
+  const rev = readMetaNumber(layout, 'rev')
+  t.equal(readMetaNumber(layout, 'indexRev'), rev, 'as when each change wrote its own revision')
+  t.ok(rev >= 5)
+  await layout.root.close()
+  const logged: string[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => { logged.push(JSON.parse(line).msg) } })
+  s = await openLmdbStore({ path, indexer: conformanceIndexer, logger })
+  t.notOk(logged.includes('storage index rebuilt'), 'not rebuilt on open')
+  t.same(await s.list('r/', { index: ['t:a'] }).then(r => r.items.map(kv => kv.key)), ['r/3'])
+  await s.close()
+})
+
 t.test('index terms that prefix one another stay apart', async t => {
   const s = await open({ indexer: conformanceIndexer })
   t.teardown(() => s.close())

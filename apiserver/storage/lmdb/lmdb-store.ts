@@ -78,7 +78,8 @@ export class LmdbStore implements Store {
       space: this.guard,
       publish: (events, revision) => this.hub.publish(events, revision),
       onFatal: (err) => this.hub.closeAll(err),
-      onLive: (key, next, at, source) => this.index.change(key, next, at, source)
+      onLive: (key, next, at, source) => this.index.change(key, next, at, source),
+      onApplied: lastRev => this.index.applied(lastRev)
     }, rev)
   }
 

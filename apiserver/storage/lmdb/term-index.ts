@@ -51,12 +51,11 @@ export class TermIndex {
   /**
    * Inside the write transaction of revision `rev`: moves the entries of `key` to those of its value `next`
    * (undefined: deleted). The entries it had come from `terms`, so only the new value is read (or `source`, the
-   * value as its writer parsed it).
+   * value as its writer parsed it). The transaction's writer calls `applied` after its last change.
    */
   change (key: string, next: Buffer | undefined, rev: Revision, source?: unknown): void {
     if (this.indexer === undefined) return
-    const { idx, meta, terms: termsDb } = this.layout
-    meta.putSync(REV_KEY, encodeNumber(rev))
+    const { idx, terms: termsDb } = this.layout
     const had = termsDb.get(key)?.toString() ?? ''
     const after = next === undefined ? [] : this.termsOf(key, next, source)
     const joined = after.join('\n')
@@ -66,6 +65,15 @@ export class TermIndex {
     for (const t of after) if (!before.includes(t)) idx.putSync([t, key], EMPTY)
     if (joined === '') termsDb.removeSync(key)
     else termsDb.putSync(key, Buffer.from(joined))
+  }
+
+  /**
+   * Inside a write transaction, after its changes: the index has taken every write up to `lastRev` (written once per
+   * transaction rather than with each change, as a batch commits many; only its last value was ever read).
+   */
+  applied (lastRev: Revision): void {
+    if (this.indexer === undefined) return
+    this.layout.meta.putSync(REV_KEY, encodeNumber(lastRev))
   }
 
   /**
