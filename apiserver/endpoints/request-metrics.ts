@@ -102,9 +102,8 @@ export function withRequestMetrics (metrics: ApiServerMetrics, known: KnownResou
       if (recorded) return
       recorded = true
       if (longLabels !== undefined) metrics.longRunning.dec(longLabels)
-      const series = metrics.requestSeries(labels)
-      series.count(res.statusCode).inc()
-      series.duration.observe(Number(process.hrtime.bigint() - start) / 1e9)
+      metrics.requests.inc({ ...labels, code: String(res.statusCode) })
+      metrics.requestDuration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9)
     }
     res.once('finish', record)
     res.once('close', record)

@@ -1,32 +1,19 @@
 // The API server's metric set, with kube-apiserver's names, labels, buckets and stability levels.
 
-import type { Gauge } from 'prom-client'
+import type { Counter, Gauge, Histogram } from 'prom-client'
 import { ComponentMetrics, exponentialBuckets, type ComponentMetricsOptions } from './component-metrics.js'
-import { SeriesCounter, type CounterSeries } from './series-counter.js'
-import { SeriesHistogram, type HistogramSeries } from './series-histogram.js'
+import { SeriesHistogram } from './series-histogram.js'
 
 /** The request latency buckets of apiserver_request_duration_seconds and etcd_request_duration_seconds. */
 export const REQUEST_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60]
 
 type RequestLabel = 'verb' | 'dry_run' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'
-const REQUEST_LABELS: readonly RequestLabel[] = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component']
 type LongRunningLabel = 'verb' | 'group' | 'version' | 'resource' | 'subresource' | 'scope' | 'component'
 type WatchLabel = 'group' | 'version' | 'kind'
 
-/** What one request records into: its latency, and its count under its HTTP code. */
-export interface RequestSeries {
-  duration: HistogramSeries
-  count(code: number): CounterSeries
-}
-
 export class ApiServerMetrics {
-  /**
-   * apiserver_request_total and apiserver_request_duration_seconds: series kept here (every request records into
-   * both; prom-client's would validate and hash nine labels twice per request), exposed as prom-client's would be.
-   */
-  readonly requests = new SeriesCounter<RequestLabel | 'code'>([...REQUEST_LABELS, 'code'])
-  readonly requestDuration = new SeriesHistogram<RequestLabel>(REQUEST_LABELS, REQUEST_BUCKETS)
-  private readonly requestSeriesByLabels = new Map<string, RequestSeries>()
+  readonly requests: Counter<RequestLabel | 'code'>
+  readonly requestDuration: Histogram<RequestLabel>
   readonly longRunning: Gauge<LongRunningLabel>
   readonly registeredWatchers: Gauge<WatchLabel>
   /** apiserver_watch_events_sizes, and apiserver_watch_events_total as its counts: observed per event per watcher. */
@@ -39,14 +26,13 @@ export class ApiServerMetrics {
 
   constructor (readonly base: ComponentMetrics) {
     const m = base
-    const requests = this.requests
-    m.collected({
-      name: 'apiserver_request_total', type: 'counter', stabilityLevel: 'STABLE', read: () => requests.samples(),
+    const req = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'] as const
+    this.requests = m.counter({
+      name: 'apiserver_request_total', stabilityLevel: 'STABLE', labelNames: [...req, 'code'],
       help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.'
     })
-    const durations = this.requestDuration
-    m.collected({
-      name: 'apiserver_request_duration_seconds', type: 'histogram', stabilityLevel: 'STABLE', read: () => durations.samples(),
+    this.requestDuration = m.histogram({
+      name: 'apiserver_request_duration_seconds', stabilityLevel: 'STABLE', labelNames: req, buckets: REQUEST_BUCKETS,
       help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.'
     })
     this.longRunning = m.gauge({
@@ -90,29 +76,6 @@ export class ApiServerMetrics {
   async text (): Promise<string> { return await this.base.text() }
 
   private readonly inflightMarks = { readOnly: { since: 0, max: 0, current: 0 }, mutating: { since: 0, max: 0, current: 0 } }
-
-  /**
-   * The series a request with `labels` records into, made on first use and kept per label set (a bounded set: the
-   * labels name only served resources), so recording a request costs one key and no label checks.
-   */
-  requestSeries (labels: Record<RequestLabel, string>): RequestSeries {
-    const key = REQUEST_LABELS.map(n => labels[n]).join('\u0000')
-    let s = this.requestSeriesByLabels.get(key)
-    if (s === undefined) {
-      const byCode = new Map<number, CounterSeries>()
-      const requests = this.requests
-      s = {
-        duration: this.requestDuration.seriesFor(labels),
-        count (code) {
-          let c = byCode.get(code)
-          if (c === undefined) { c = requests.seriesFor({ ...labels, code: String(code) }); byCode.set(code, c) }
-          return c
-        }
-      }
-      this.requestSeriesByLabels.set(key, s)
-    }
-    return s
-  }
 
   /** Requests in flight of one kind changed to `n`: kept as the highest value of the current one-second window. */
   inflightChanged (kind: 'readOnly' | 'mutating', n: number, nowMs = Date.now()): void {
