@@ -175,6 +175,11 @@ export class FieldManager {
     return this.texts.stringify(obj)
   }
 
+  /** Buffer.from(this.stringify(obj)), made in one buffer. */
+  serialize (obj: Obj): Buffer {
+    return this.texts.serialize(obj)
+  }
+
   private updater (subresource: string): Updater {
     return subresource === 'status' || subresource === 'approval' ? this.statusUpdater : this.mainUpdater
   }
