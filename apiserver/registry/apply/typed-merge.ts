@@ -70,11 +70,7 @@ function membersBefore (lm: JsonObject, stop: string | undefined): JsonObject {
  */
 function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
   const rPEs = rhs.map((item, i) => itemElement(t, item, i))
-  const observedR = new Map<PathElement, Json>()
-  rPEs.forEach((pe, i) => {
-    if (observedR.has(pe)) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
-    observedR.set(pe, rhs[i])
-  })
+  refuseDuplicates(rPEs)
   const lPEs = lhs.map((item, i) => itemElement(t, item, i))
   // The same items in the same order (the usual re-apply): the walk below would pair them one by one.
   if (lPEs.length === rPEs.length && lPEs.every((pe, i) => pe === rPEs[i])) {
@@ -85,6 +81,8 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     }
     return out
   }
+  const observedR = new Map<PathElement, Json>()
+  rPEs.forEach((pe, i) => observedR.set(pe, rhs[i]))
   const observedL = new Map<PathElement, Json | undefined>()
   lPEs.forEach((pe, i) => observedL.set(pe, observedL.has(pe) ? undefined : lhs[i]))
   const shared = rPEs.filter(pe => observedL.has(pe))
@@ -132,6 +130,24 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     }
   }
   return out
+}
+
+/**
+ * Throws at the first element equal to an earlier one (as a map of the elements seen would find it). Lists of a few
+ * items (most) are compared pair by pair: no map or set is made for them.
+ */
+export function refuseDuplicates (pes: readonly PathElement[]): void {
+  if (pes.length > 16) {
+    const seen = new Set<PathElement>()
+    for (const pe of pes) {
+      if (seen.has(pe)) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
+      seen.add(pe)
+    }
+    return
+  }
+  for (let i = 1; i < pes.length; i++) {
+    for (let j = 0; j < i; j++) if (pes[j] === pes[i]) throw new ApplyTypeError(`duplicate entries for key ${pes[i]}`)
+  }
 }
 
 /** `value` without the paths of `toRemove` (a member removes its whole subtree). Emptied structures become null. */
