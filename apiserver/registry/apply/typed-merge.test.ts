@@ -1,8 +1,10 @@
 // Merging lists refuses a configuration naming an item twice: the pairwise check of short lists and the set of long
-// ones must throw where a map of the elements seen throws (the same element), and nowhere else.
+// ones must throw where a map of the elements seen throws (the same element), and nowhere else; the walk matching a
+// configuration with a set (firstDuplicate) must find duplicates where a set of the elements is smaller than the list.
 import t from 'tap'
 import { smdSchemaType } from './smd-schema.js'
 import { merge, refuseDuplicates } from './typed-merge.js'
+import { firstDuplicate } from './field-path.js'
 import type { Json } from '../patch/json-pointer.js'
 
 /** The check as it was made before: a map of the elements seen. */
@@ -24,7 +26,7 @@ function thrown (fn: () => void): string | undefined {
   }
 }
 
-t.test('refuseDuplicates throws where a map of the elements seen finds one, with the same element', async t => {
+t.test('refuseDuplicates and firstDuplicate find duplicates where a map of the elements seen finds one, with the same element', async t => {
   let seed = 7
   const random = (n: number): number => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n }
   let duplicates = 0
@@ -36,6 +38,7 @@ t.test('refuseDuplicates throws where a map of the elements seen finds one, with
     if (want !== undefined) duplicates++
     const got = thrown(() => refuseDuplicates(pes))
     if (got !== want) t.fail(`${JSON.stringify(pes)}: ${String(got)}, want ${String(want)}`)
+    if ((firstDuplicate(pes) !== undefined) !== (new Set(pes).size !== pes.length)) t.fail(`${JSON.stringify(pes)}: firstDuplicate disagrees with a set`)
   }
   t.ok(duplicates > 200 && duplicates < 1800, `both outcomes met (${duplicates} of 2000 with a duplicate)`)
 })

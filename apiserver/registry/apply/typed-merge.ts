@@ -2,7 +2,7 @@
 // (structured-merge-diff's merge and remove walkers), plus the named-field expansion pruning relies on.
 
 import { isObject, jsonEqual, type Json, type JsonObject } from '../patch/json-pointer.js'
-import { fieldElement, fieldName, type PathElement } from './field-path.js'
+import { fieldElement, fieldName, firstDuplicate, type PathElement } from './field-path.js'
 import { FieldSet } from './field-set.js'
 import { DEDUCED, atomFor, fits, type ListType, type MergeType } from './merge-type.js'
 import { ApplyTypeError, emptyish, fieldTypeOf, isAtomic, itemElement } from './typed-sets.js'
@@ -132,22 +132,10 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
   return out
 }
 
-/**
- * Throws at the first element equal to an earlier one (as a map of the elements seen would find it). Lists of a few
- * items (most) are compared pair by pair: no map or set is made for them.
- */
+/** Throws at the first element equal to an earlier one (as a map of the elements seen would find it). */
 export function refuseDuplicates (pes: readonly PathElement[]): void {
-  if (pes.length > 16) {
-    const seen = new Set<PathElement>()
-    for (const pe of pes) {
-      if (seen.has(pe)) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
-      seen.add(pe)
-    }
-    return
-  }
-  for (let i = 1; i < pes.length; i++) {
-    for (let j = 0; j < i; j++) if (pes[j] === pes[i]) throw new ApplyTypeError(`duplicate entries for key ${pes[i]}`)
-  }
+  const pe = firstDuplicate(pes)
+  if (pe !== undefined) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
 }
 
 /** `value` without the paths of `toRemove` (a member removes its whole subtree). Emptied structures become null. */
