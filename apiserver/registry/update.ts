@@ -158,7 +158,7 @@ async function writeUpdate (core: ResourceCore, ctx: RequestContext, key: string
   const stored = canonical(storedObject(core, next), core.storedApiVersion, core.def.kind)
   metaOf(stored).resourceVersion = String(cur.modRevision)
   // JSON.stringify, but for the managed-fields entries the field manager already has the text of (most of them).
-  const same = Buffer.from(core.fieldManager.stringify(stored))
+  const same = core.fieldManager.serialize(stored)
   if (same.equals(cur.value)) {
     // Nothing to write, but a finalized object left behind (a crash between its last finalizer's removal
     // and its delete) is removed now, so it cannot stay Terminating.

@@ -54,3 +54,21 @@ t.test('an object schema without properties knows no fields', async (t) => {
   const def = custom({ type: 'object', properties: { spec: { type: 'object' } } })
   t.same(findUnknownFields(def, { spec: { a: 1 } }), ['spec.a'])
 })
+
+t.test('paths through map keys, list items and fields named like numbers', async (t) => {
+  const item = { type: 'object' as const, properties: { name: { type: 'string' as const } } }
+  const def = custom({
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        properties: {
+          byName: { type: 'object', additionalProperties: { type: 'array', items: item } },
+          0: { type: 'object', properties: {} }
+        }
+      }
+    }
+  })
+  const obj = { spec: { byName: { web: [{ name: 'a' }, { name: 'b', extra: 1 }], 7: [{ other: true }] }, 0: { x: 1 } } }
+  t.same(findUnknownFields(def, obj), ['spec.0.x', 'spec.byName[7][0].other', 'spec.byName[web][1].extra'])
+})

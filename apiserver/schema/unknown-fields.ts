@@ -12,15 +12,16 @@ const typeMetaFields = new Set(['apiVersion', 'kind', 'metadata'])
 type Visit = (container: Record<string, unknown>, name: string, path: string) => void
 
 /**
- * One step of the path to the node being walked; the path's text is made only for an unknown field (this walk runs
- * on every write, and building a string per node was most of its cost).
+ * One step of the path to the node being walked: a field's name, an item's index, or a map key (boxed, to tell it from
+ * a field). The path's text is made only for an unknown field, and only map keys allocate a step: this walk runs on
+ * every write, and building a string (then an object) per node was most of its cost.
  */
-type Step = { field: string } | { index: number } | { key: string }
+type Step = string | number | { key: string }
 
 function pathText (steps: Step[]): string {
   let path = ''
   for (const s of steps) {
-    path = 'field' in s ? fe.child(path, s.field) : 'index' in s ? fe.index(path, s.index) : fe.key(path, s.key)
+    path = typeof s === 'string' ? fe.child(path, s) : typeof s === 'number' ? fe.index(path, s) : fe.key(path, s.key)
   }
   return path
 }
@@ -33,7 +34,7 @@ function walk (w: Walk, value: unknown, node: StructuralSchema, atResourceRoot: 
   if (Array.isArray(value)) {
     if (s.items === undefined) return
     for (let i = 0; i < value.length; i++) {
-      w.steps.push({ index: i })
+      w.steps.push(i)
       walk(w, value[i], s.items, false)
       w.steps.pop()
     }
@@ -48,12 +49,12 @@ function walk (w: Walk, value: unknown, node: StructuralSchema, atResourceRoot: 
   for (const name of Object.keys(obj)) {
     const prop = s.properties?.[name]
     if (prop !== undefined || typeof extra === 'object') {
-      w.steps.push(prop !== undefined ? { field: name } : { key: name })
+      w.steps.push(prop !== undefined ? name : { key: name })
       walk(w, obj[name], prop ?? extra as StructuralSchema, false)
       w.steps.pop()
     } else if (preserve || extra === true || (embedded && typeMetaFields.has(name))) continue
     else {
-      w.steps.push({ field: name })
+      w.steps.push(name)
       w.onUnknown(obj, name, pathText(w.steps))
       w.steps.pop()
     }

@@ -3,7 +3,7 @@
 // made and compared.
 
 import type { Json, JsonObject } from '../patch/json-pointer.js'
-import { fieldElement, type PathElement } from './field-path.js'
+import { fieldElement, firstDuplicate, type PathElement } from './field-path.js'
 import type { FieldSet } from './field-set.js'
 import { atomFor, fits, type MergeType } from './merge-type.js'
 import { fieldTypeOf, isAtomic, itemElement } from './typed-sets.js'
@@ -42,7 +42,7 @@ function visit (type: MergeType, v: Json, target: FieldSet | undefined, droppedM
     const items = v as Json[]
     if (items.length === 0) return 'none'
     const pes = items.map((item, i) => itemElement(t, item, i))
-    if (target === undefined || new Set(pes).size !== pes.length) return false
+    if (target === undefined || firstDuplicate(pes) !== undefined) return false
     let children = 0
     for (let i = 0; i < items.length; i++) {
       if (!target.members.has(pes[i])) return false

@@ -52,7 +52,7 @@ export class FieldManager {
   private stampSecond = NaN
   /** The entries this field manager encoded, with their sets (see writtenManagers). */
   private readonly written = new WrittenManagedFields()
-  /** The text of the entries this field manager's objects were serialized with (see stringify). */
+  /** The text of the entries this field manager's objects were serialized with (see serialize). */
   private readonly texts = new ManagedFieldsText()
 
   constructor (private readonly o: FieldManagerOptions) {
@@ -168,11 +168,11 @@ export class FieldManager {
   }
 
   /**
-   * JSON.stringify(obj) (an object to store), with the text of managedFields entries unchanged since an earlier
-   * serialization reused; writtenManagers then tells where the list sits in the bytes.
+   * Buffer.from(JSON.stringify(obj)) (an object to store), made in one buffer with the bytes of managedFields entries
+   * unchanged since an earlier serialization reused; writtenManagers then tells where the list sits in the bytes.
    */
-  stringify (obj: Obj): string {
-    return this.texts.stringify(obj)
+  serialize (obj: Obj): Buffer {
+    return this.texts.serialize(obj)
   }
 
   private updater (subresource: string): Updater {

@@ -110,3 +110,22 @@ export function stableJson (v: Json): string {
   const keys = Object.keys(v).sort()
   return '{' + keys.map(k => JSON.stringify(k) + ':' + stableJson(v[k])).join(',') + '}'
 }
+
+/**
+ * The first element equal to an earlier one, undefined when all differ. Lists of a few items (most) are compared
+ * pair by pair: no set is made for them.
+ */
+export function firstDuplicate (pes: readonly PathElement[]): PathElement | undefined {
+  if (pes.length > 16) {
+    const seen = new Set<PathElement>()
+    for (const pe of pes) {
+      if (seen.has(pe)) return pe
+      seen.add(pe)
+    }
+    return undefined
+  }
+  for (let i = 1; i < pes.length; i++) {
+    for (let j = 0; j < i; j++) if (pes[j] === pes[i]) return pes[i]
+  }
+  return undefined
+}

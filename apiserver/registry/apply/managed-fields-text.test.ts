@@ -54,6 +54,7 @@ t.test('stringify gives JSON.stringify, and the bytes parse around the list to w
     const obj = canonical({ ...live, metadata: { ...live.metadata as Obj, resourceVersion: '7' } }, 'apps/v1', 'Deployment')
     const json = texts.stringify(obj)
     t.equal(json, JSON.stringify(obj), `step ${i + 1}: the same text`)
+    t.ok(texts.serialize(obj).equals(Buffer.from(JSON.stringify(obj))), `step ${i + 1}: serialized: the same bytes`)
     const stored = rewriteResourceVersion(Buffer.from(json), '12345')
     const text = texts.textOf((live.metadata as Obj).managedFields)
     if (text === undefined) {
@@ -70,6 +71,9 @@ t.test('stringify gives JSON.stringify, and the bytes parse around the list to w
     t.equal(JSON.stringify(around), stored.toString(), `step ${i + 1}: the object parsed around the list, rebuilt`)
     t.same(around, JSON.parse(stored.toString()), `step ${i + 1}: equal to parsing it whole`)
     t.equal(parseAroundEntries(Buffer.concat([stored, Buffer.from(' ')]), text), undefined, `step ${i + 1}: not where it was written: refused`)
+    const edited = Buffer.from(stored)
+    edited[stored.length - text.tail + 1] = 0x20 // inside the list: other bytes, same length
+    t.equal(parseAroundEntries(edited, text), undefined, `step ${i + 1}: other bytes where the list was written: refused`)
   }
   // The kept text is used: a tree edited in place (which the contract rules out) is not seen.
   const list = (live.metadata as Obj).managedFields as Array<{ fieldsV1: Obj }>
@@ -79,6 +83,8 @@ t.test('stringify gives JSON.stringify, and the bytes parse around the list to w
   t.equal(texts.stringify(replaced), JSON.stringify(replaced), 'a copy (new trees) is stringified')
   t.equal(texts.stringify({ metadata: { managedFields: [{ fieldsV1: {}, manager: 'm' }] } }), '{"metadata":{"managedFields":[{"fieldsV1":{},"manager":"m"}]}}',
     'entries in another field order')
+  t.ok(texts.serialize({ metadata: { note: 'é', managedFields: [{ fieldsV1: {}, manager: 'm' }] } }).equals(Buffer.from('{"metadata":{"note":"é","managedFields":[{"fieldsV1":{},"manager":"m"}]}}')),
+    'serialized: entries in another field order')
 })
 
 const as = (fieldManager: string, extra: Partial<RequestContext> = {}): RequestContext => ({ ...ctx(), fieldManager, ...extra })
@@ -123,7 +129,7 @@ t.test('stored objects are byte for byte those of serializing and parsing whole'
   const fastDeploys = fast.registry.handler('apps', 'v1', 'deployments') as GenericStore
   const slowDeploys = slow.registry.handler('apps', 'v1', 'deployments') as GenericStore
   // Without kept text: every write stringifies whole, and every apply parses whole.
-  slowDeploys.core.fieldManager.stringify = obj => JSON.stringify(obj)
+  slowDeploys.core.fieldManager.serialize = obj => Buffer.from(JSON.stringify(obj))
   const key = objectKey(fastDeploys.core.def, 'default', 'w')
   const stored = async (fx: Fixture): Promise<string> => ((await fx.store.get(key))?.value.toString() ?? '').replace(/"uid":"[^"]*"/, '"uid":"UID"')
   const answer = async (step: () => Promise<unknown>): Promise<string> => {

@@ -12,8 +12,8 @@ type Obj = Record<string, unknown>
 export interface EntriesText {
   /** JSON.stringify of each entry, in the list's order. */
   readonly entries: readonly string[]
-  /** Byte length of the list's JSON (`[` + entries + `]`). */
-  readonly bytes: number
+  /** The list's JSON (`[` + entries + `]`) in UTF-8, as it sits in the bytes. */
+  readonly list: Buffer
   /** Bytes from the list's start to the end of the serialized object (what follows does not move when the revision is written). */
   readonly tail: number
 }
@@ -45,6 +45,27 @@ export class ManagedFieldsText {
    * serializations where an entry is the same as the one a text was made for (same fields in the same order, same tree).
    */
   stringify (obj: Obj): string {
+    const parts = this.split(obj)
+    return typeof parts === 'string' ? parts : parts.head + parts.text + parts.after
+  }
+
+  /** Buffer.from(JSON.stringify(obj)), made as `stringify` makes the text, in one buffer (the list's bytes copied). */
+  serialize (obj: Obj): Buffer {
+    const parts = this.split(obj)
+    if (typeof parts === 'string') return Buffer.from(parts)
+    const head = Buffer.byteLength(parts.head)
+    const out = Buffer.allocUnsafe(head + parts.list.length + Buffer.byteLength(parts.after))
+    out.write(parts.head, 0)
+    parts.list.copy(out, head)
+    out.write(parts.after, head + parts.list.length)
+    return out
+  }
+
+  /**
+   * JSON.stringify(obj) as the text before the managed-fields list, the list's text and bytes, the text after it (and keeps
+   * the list's text for `textOf`); the whole text when the list's text cannot be put together from its entries'.
+   */
+  private split (obj: Obj): string | { head: string, text: string, list: Buffer, after: string } {
     const meta = obj.metadata
     if (meta === null || typeof meta !== 'object' || Array.isArray(meta)) return JSON.stringify(obj)
     const m = meta as Obj
@@ -65,11 +86,11 @@ export class ManagedFieldsText {
     }
     const at = json.indexOf(PLACEHOLDER_JSON)
     if (at < 0 || json.includes(PLACEHOLDER_JSON, at + PLACEHOLDER_JSON.length)) return JSON.stringify(obj)
-    const array = `[${texts.join(',')}]`
+    const text = `[${texts.join(',')}]`
+    const bytes = Buffer.from(text)
     const after = json.slice(at + PLACEHOLDER_JSON.length)
-    const bytes = Buffer.byteLength(array)
-    this.byList.set(list, { entries: texts, bytes, tail: bytes + Buffer.byteLength(after) })
-    return json.slice(0, at) + array + after
+    this.byList.set(list, { entries: texts, list: bytes, tail: bytes.length + Buffer.byteLength(after) })
+    return { head: json.slice(0, at), text, list: bytes, after }
   }
 
   /** The text `list` was last serialized with by `stringify` (undefined when it was not). */
@@ -97,9 +118,10 @@ export class ManagedFieldsText {
  */
 export function parseAroundEntries (bytes: Buffer, text: EntriesText): Obj | undefined {
   const start = bytes.length - text.tail
-  const end = start + text.bytes
+  const end = start + text.list.length
   if (start <= 0 || end > bytes.length) return undefined
-  if (bytes.toString('utf8', start, end) !== `[${text.entries.join(',')}]`) return undefined
+  // Compared as bytes (not decoded and joined): equal bytes decode to the same text.
+  if (bytes.compare(text.list, 0, text.list.length, start, end) !== 0) return undefined
   let obj: unknown
   try {
     obj = JSON.parse(bytes.toString('utf8', 0, start) + '[]' + bytes.toString('utf8', end))

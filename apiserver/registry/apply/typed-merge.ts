@@ -2,7 +2,7 @@
 // (structured-merge-diff's merge and remove walkers), plus the named-field expansion pruning relies on.
 
 import { isObject, jsonEqual, type Json, type JsonObject } from '../patch/json-pointer.js'
-import { fieldElement, fieldName, type PathElement } from './field-path.js'
+import { fieldElement, fieldName, firstDuplicate, type PathElement } from './field-path.js'
 import { FieldSet } from './field-set.js'
 import { DEDUCED, atomFor, fits, type ListType, type MergeType } from './merge-type.js'
 import { ApplyTypeError, emptyish, fieldTypeOf, isAtomic, itemElement } from './typed-sets.js'
@@ -70,11 +70,7 @@ function membersBefore (lm: JsonObject, stop: string | undefined): JsonObject {
  */
 function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
   const rPEs = rhs.map((item, i) => itemElement(t, item, i))
-  const observedR = new Map<PathElement, Json>()
-  rPEs.forEach((pe, i) => {
-    if (observedR.has(pe)) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
-    observedR.set(pe, rhs[i])
-  })
+  refuseDuplicates(rPEs)
   const lPEs = lhs.map((item, i) => itemElement(t, item, i))
   // The same items in the same order (the usual re-apply): the walk below would pair them one by one.
   if (lPEs.length === rPEs.length && lPEs.every((pe, i) => pe === rPEs[i])) {
@@ -85,6 +81,8 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     }
     return out
   }
+  const observedR = new Map<PathElement, Json>()
+  rPEs.forEach((pe, i) => observedR.set(pe, rhs[i]))
   const observedL = new Map<PathElement, Json | undefined>()
   lPEs.forEach((pe, i) => observedL.set(pe, observedL.has(pe) ? undefined : lhs[i]))
   const shared = rPEs.filter(pe => observedL.has(pe))
@@ -132,6 +130,12 @@ function mergeItems (t: ListType, lhs: Json[], rhs: Json[]): Json[] {
     }
   }
   return out
+}
+
+/** Throws at the first element equal to an earlier one (as a map of the elements seen would find it). */
+export function refuseDuplicates (pes: readonly PathElement[]): void {
+  const pe = firstDuplicate(pes)
+  if (pe !== undefined) throw new ApplyTypeError(`duplicate entries for key ${pe}`)
 }
 
 /** `value` without the paths of `toRemove` (a member removes its whole subtree). Emptied structures become null. */
